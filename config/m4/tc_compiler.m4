@@ -1,0 +1,59 @@
+# TC_CHECK_LANG_STD: C11 for ucx_ext/, C++20 for src/ and toolchain/.
+AC_DEFUN([TC_CHECK_LANG_STD], [
+    AC_LANG_PUSH([C])
+    tc_save_CFLAGS="$CFLAGS"
+    CFLAGS="$CFLAGS -std=gnu11"
+    AC_MSG_CHECKING([whether $CC accepts -std=gnu11])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[_Static_assert(1, "c11");]], [])],
+                      [AC_MSG_RESULT([yes])],
+                      [AC_MSG_ERROR([a C11 compiler is required: apt-get install gcc])])
+    CFLAGS="$tc_save_CFLAGS"
+    AC_LANG_POP([C])
+
+    AC_LANG_PUSH([C++])
+    tc_save_CXXFLAGS="$CXXFLAGS"
+    CXXFLAGS="$CXXFLAGS -std=c++20"
+    AC_MSG_CHECKING([whether $CXX accepts -std=c++20])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <span>
+                                        #include <concepts>]], [[std::span<int> s;]])],
+                      [AC_MSG_RESULT([yes])],
+                      [AC_MSG_ERROR([a C++20 compiler is required: apt-get install g++])])
+    CXXFLAGS="$tc_save_CXXFLAGS"
+    AC_LANG_POP([C++])
+
+    AC_SUBST([TC_CFLAGS_STD], ["-std=gnu11"])
+    AC_SUBST([TC_CXXFLAGS_STD], ["-std=c++20"])
+    AC_SUBST([PTHREAD_LIBS], ["-pthread"])
+])
+
+# TC_CHECK_WARNINGS: warnings on and fatal with --enable-werror (the
+# default for development trees, see contrib/configure-devel).
+AC_DEFUN([TC_CHECK_WARNINGS], [
+    AC_ARG_ENABLE([werror],
+        [AS_HELP_STRING([--enable-werror], [treat compiler warnings as errors])],
+        [], [enable_werror=no])
+    tc_warn="-Wall -Wextra -Wno-unused-parameter -Wshadow -Wpointer-arith -Wundef -Wformat=2"
+    AS_IF([test "x$enable_werror" = xyes], [tc_warn="$tc_warn -Werror"])
+    AC_SUBST([TC_WARN_CFLAGS], ["$tc_warn -Wstrict-prototypes -Wmissing-prototypes"])
+    AC_SUBST([TC_WARN_CXXFLAGS], ["$tc_warn -Wnon-virtual-dtor"])
+])
+
+# TC_CHECK_SANITIZERS: --enable-asan (ASan+UBSan) and --enable-tsan.
+AC_DEFUN([TC_CHECK_SANITIZERS], [
+    AC_ARG_ENABLE([asan],
+        [AS_HELP_STRING([--enable-asan], [build with AddressSanitizer and UBSan])],
+        [], [enable_asan=no])
+    AC_ARG_ENABLE([tsan],
+        [AS_HELP_STRING([--enable-tsan], [build with ThreadSanitizer])],
+        [], [enable_tsan=no])
+    tc_sanitizers=""
+    tc_san_flags=""
+    AS_IF([test "x$enable_asan" = xyes],
+          [tc_sanitizers="asan,ubsan"
+           tc_san_flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"])
+    AS_IF([test "x$enable_tsan" = xyes],
+          [tc_sanitizers="$tc_sanitizers tsan"
+           tc_san_flags="$tc_san_flags -fsanitize=thread"])
+    AC_SUBST([TC_SAN_FLAGS], ["$tc_san_flags"])
+    AM_CONDITIONAL([HAVE_SANITIZERS], [test -n "$tc_sanitizers"])
+])

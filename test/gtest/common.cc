@@ -1,0 +1,98 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ */
+#include "common.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <sys/wait.h>
+
+namespace tc_test {
+
+namespace {
+int expect_depth = 0;
+
+ucs_log_func_rc_t capture_handler(const char *file, unsigned line,
+                                  const char *function, ucs_log_level_t level,
+                                  const ucs_log_component_config_t *comp_conf,
+                                  const char *message, va_list ap)
+{
+    if (level > UCS_LOG_LEVEL_WARN) {
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    }
+
+    char buf[1024];
+    va_list aq;
+    va_copy(aq, ap);
+    vsnprintf(buf, sizeof(buf), message, aq);
+    va_end(aq);
+
+    log_capture::warnings().emplace_back(buf);
+    if (expect_depth == 0) {
+        ADD_FAILURE() << "unexpected UCX " << (level == UCS_LOG_LEVEL_WARN ? "warning" : "error")
+                      << " at " << file << ":" << line << ": " << buf;
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    }
+    return UCS_LOG_FUNC_RC_STOP; /* expected: keep the test output quiet */
+}
+
+struct handler_installer {
+    handler_installer() { ucs_log_push_handler(capture_handler); }
+} installer;
+} // namespace
+
+std::vector<std::string> &log_capture::warnings()
+{
+    static std::vector<std::string> w;
+    return w;
+}
+
+scoped_log_expect::scoped_log_expect()
+{
+    ++expect_depth;
+    log_capture::clear();
+}
+
+scoped_log_expect::~scoped_log_expect()
+{
+    --expect_depth;
+}
+
+size_t scoped_log_expect::count(const std::string &needle) const
+{
+    size_t n = 0;
+    for (const auto &m : log_capture::warnings()) {
+        n += (m.find(needle) != std::string::npos);
+    }
+    return n;
+}
+
+const std::vector<std::string> &scoped_log_expect::messages() const
+{
+    return log_capture::warnings();
+}
+
+std::string build_path(const std::string &rel)
+{
+    return std::string(TC_BUILDDIR) + "/" + rel;
+}
+
+run_result run_command(const std::string &cmdline)
+{
+    run_result r{-1, {}};
+    std::string full = cmdline + " 2>&1";
+    FILE *p = popen(full.c_str(), "r");
+    if (p == nullptr) {
+        return r;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
+        r.output.append(buf, n);
+    }
+    int status = pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+} // namespace tc_test

@@ -1,0 +1,77 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Wait policies: how a thread that found nothing to do spends the time until
+ * a remote store (a put into a mailbox, an SST row) becomes visible.
+ */
+#ifndef TWOCHAINS_WAIT_H_
+#define TWOCHAINS_WAIT_H_
+
+#include <ucs/type/status.h>
+#include <ucs/sys/compiler_def.h>
+#include <stdint.h>
+
+BEGIN_C_DECLS
+
+typedef enum tc_wait_policy {
+    TC_WAIT_BUSY,   /**< spin on loads */
+    TC_WAIT_PAUSE,  /**< spin with x86 `pause` / Arm `yield` */
+    TC_WAIT_WFE,    /**< Arm WFE on an exclusive monitor, x86 `umwait` with
+                         WAITPKG; otherwise falls back to PAUSE and says so */
+    TC_WAIT_SLEEP,  /**< bounded exponential backoff with nanosleep, for
+                         oversubscribed machines and tests */
+    TC_WAIT_LAST
+} tc_wait_policy_t;
+
+/** Names as accepted by UCX_TC_WAIT_POLICY, indexed by tc_wait_policy_t. */
+extern const char *tc_wait_policy_names[];
+
+/**
+ * Per-thread waiting state. Not shared between threads.
+ */
+typedef struct tc_waiter {
+    tc_wait_policy_t requested;  /**< what the user asked for */
+    tc_wait_policy_t effective;  /**< what runs on this CPU */
+    const char       *mechanism; /**< e.g. "umwait", "wfe", "pause (no WAITPKG)" */
+    uint64_t         sleep_min_ns;
+    uint64_t         sleep_max_ns;
+    uint64_t         backoff_ns; /**< current sleep step, sleep policy only */
+    unsigned         spins;      /**< idle steps since the last reset */
+} tc_waiter_t;
+
+/**
+ * Initialize a waiter for @a policy with the sleep bounds from the
+ * configuration (UCX_TC_SLEEP_MIN/MAX). Falls back when the CPU lacks the
+ * instruction; the fallback is logged once at diag level and named in
+ * @a waiter->mechanism.
+ */
+ucs_status_t tc_waiter_init(tc_waiter_t *waiter, tc_wait_policy_t policy);
+
+/**
+ * One bounded idle step, after a poll found nothing. @a watch, when not NULL,
+ * is an address whose change should end the step early (monitored by WFE and
+ * umwait). Bounded: returns within UCX_TC_SLEEP_MAX (sleep) or ~100 us (wfe).
+ */
+void tc_waiter_idle(tc_waiter_t *waiter, const volatile void *watch);
+
+/** Work was found: the next idle step starts from the shortest wait. */
+static inline void tc_waiter_reset(tc_waiter_t *waiter)
+{
+    waiter->spins      = 0;
+    waiter->backoff_ns = waiter->sleep_min_ns;
+}
+
+/**
+ * Wait until *@a addr != @a old or @a timeout_s passes.
+ * @return UCS_OK when the value changed, UCS_ERR_TIMED_OUT otherwise.
+ */
+ucs_status_t tc_waiter_wait_change(tc_waiter_t *waiter,
+                                   const volatile uint64_t *addr,
+                                   uint64_t old, double timeout_s);
+
+/** Parse a policy name; UCS_ERR_INVALID_PARAM for an unknown name. */
+ucs_status_t tc_wait_policy_parse(const char *name, tc_wait_policy_t *policy_p);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,114 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The UCX_TC_* table. It is the documentation: `twochains-info -c` prints
+ * it, and it is registered with UCX so that `LD_PRELOAD=libtwochains.so
+ * ucx_info -cf` shows it too.
+ *
+ * Threads: tc_config_read may be called from any thread; it keeps no state.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include <twochains/config.h>
+
+#include <ucs/sys/preprocessor.h>
+#include <ucs/config/parser.h>
+#include <stddef.h>
+
+const char *tc_wait_policy_names[] = {
+    [TC_WAIT_BUSY]  = "busy",
+    [TC_WAIT_PAUSE] = "pause",
+    [TC_WAIT_WFE]   = "wfe",
+    [TC_WAIT_SLEEP] = "sleep",
+    [TC_WAIT_LAST]  = NULL
+};
+
+static ucs_config_field_t tc_config_table[] = {
+    {"WAIT_POLICY", "pause",
+     "How an idle progress loop waits for the next remote store:\n"
+     " busy  - spin on loads\n"
+     " pause - spin with x86 pause / Arm yield\n"
+     " wfe   - Arm WFE on the watched line; x86 umwait with WAITPKG; else pause\n"
+     " sleep - bounded exponential backoff (oversubscribed machines, tests)",
+     ucs_offsetof(tc_config_t, wait_policy),
+     UCS_CONFIG_TYPE_ENUM(tc_wait_policy_names)},
+
+    {"SLEEP_MIN", "1us",
+     "First sleep of the sleep policy's backoff.",
+     ucs_offsetof(tc_config_t, sleep_min), UCS_CONFIG_TYPE_TIME},
+
+    {"SLEEP_MAX", "500us",
+     "Longest sleep of the sleep policy's backoff: an upper bound on the\n"
+     "wake-up delay it adds.",
+     ucs_offsetof(tc_config_t, sleep_max), UCS_CONFIG_TYPE_TIME},
+
+    {"MAX_POLLERS", "64",
+     "Pollers one progress engine can hold.",
+     ucs_offsetof(tc_config_t, max_pollers), UCS_CONFIG_TYPE_UINT},
+
+    {"BOOTSTRAP", "auto",
+     "Bootstrap backend: auto (tcp when UCX_TC_SIZE > 1, else single), tcp,\n"
+     "or single (one member).",
+     ucs_offsetof(tc_config_t, bootstrap), UCS_CONFIG_TYPE_STRING},
+
+    {"ROOT", "",
+     "host:port where rank 0 of the TCP bootstrap listens (set by twochains-run).",
+     ucs_offsetof(tc_config_t, root), UCS_CONFIG_TYPE_STRING},
+
+    {"RANK", "-1",
+     "This process's rank in the bootstrap (set by twochains-run).",
+     ucs_offsetof(tc_config_t, rank), UCS_CONFIG_TYPE_INT},
+
+    {"SIZE", "0",
+     "Number of processes in the bootstrap (set by twochains-run).",
+     ucs_offsetof(tc_config_t, size), UCS_CONFIG_TYPE_INT},
+
+    {"LISTEN_FD", "-1",
+     "A listening socket rank 0 inherits from twochains-run, so that no\n"
+     "port has to be guessed.",
+     ucs_offsetof(tc_config_t, listen_fd), UCS_CONFIG_TYPE_INT},
+
+    {"BOOTSTRAP_TIMEOUT", "30s",
+     "Longest any bootstrap step (connect, allgather, barrier) may take\n"
+     "before it fails with a timeout.",
+     ucs_offsetof(tc_config_t, boot_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {NULL}
+};
+
+UCS_CONFIG_REGISTER_TABLE(tc_config_table, "Two-Chains", TC_CONFIG_TABLE_PREFIX,
+                          tc_config_t, &ucs_config_global_list)
+
+ucs_status_t tc_config_read(tc_config_t *config)
+{
+    return ucs_config_parser_fill_opts(config, tc_config_table,
+                                       TC_CONFIG_ENV_PREFIX,
+                                       TC_CONFIG_TABLE_PREFIX, 0);
+}
+
+void tc_config_release(tc_config_t *config)
+{
+    ucs_config_parser_release_opts(config, tc_config_table);
+}
+
+void tc_config_print(FILE *stream, int with_doc)
+{
+    ucs_config_print_flags_t flags = UCS_CONFIG_PRINT_CONFIG;
+    tc_config_t config;
+    ucs_status_t status;
+
+    status = tc_config_read(&config);
+    if (status != UCS_OK) {
+        return; /* the parser logged which variable was wrong */
+    }
+
+    if (with_doc) {
+        flags |= UCS_CONFIG_PRINT_DOC | UCS_CONFIG_PRINT_HEADER;
+    }
+    ucs_config_parser_print_opts(stream, "Two-Chains configuration", &config,
+                                 tc_config_table, TC_CONFIG_TABLE_PREFIX,
+                                 TC_CONFIG_ENV_PREFIX, flags);
+    tc_config_release(&config);
+}
