@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+#
+# Install the Debian packages this project needs, then build it.
+# Idempotent: a second run installs nothing and rebuilds only what changed.
+# Sourced by quickstart.sh and check.sh; usable alone:
+#   contrib/setup-deps.sh [--no-build] [BUILD_DIR]
+#
+set -euo pipefail
+
+TC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TC_BUILD=${TC_BUILD:-$TC_TOP/build}
+
+# One line per package, with why we need it.
+TC_PACKAGES=(
+    build-essential       # gcc, g++, make
+    autoconf automake libtool pkgconf
+    libucx-dev ucx-utils  # UCX 1.13 headers/libs, ucx_perftest, ucx_info
+    libelf-dev            # toolchain: verify GOT-patched jams
+    libgtest-dev          # make check
+    clang                 # warning-clean check with a second compiler, libFuzzer
+    gcc-aarch64-linux-gnu # toolchain: cross-build jams for the paper's platform
+    qemu-user             # run the aarch64 jam execution tests
+    iproute2              # network namespaces for the emulated cluster
+    procps                # pgrep/pkill used by the tests' cleanup
+)
+
+tc_missing_packages() {
+    local missing=() p
+    for p in "${TC_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing+=("$p")
+    done
+    echo "${missing[@]:-}"
+}
+
+tc_install_packages() {
+    local missing
+    missing=$(tc_missing_packages)
+    if [ -z "$missing" ]; then
+        echo "setup: all ${#TC_PACKAGES[@]} Debian packages present"
+        return 0
+    fi
+    if [ "$(id -u)" != 0 ]; then
+        echo "setup: missing packages: $missing (run as root, or: sudo apt-get install $missing)" >&2
+        return 1
+    fi
+    echo "setup: installing $missing"
+    export DEBIAN_FRONTEND=noninteractive
+    # refresh the index only if the first attempt cannot find a package
+    # shellcheck disable=SC2086
+    apt-get install -y --no-install-recommends $missing >/dev/null 2>&1 || {
+        apt-get update -qq
+        apt-get install -y --no-install-recommends $missing
+    }
+}
+
+tc_build() {
+    cd "$TC_TOP"
+    if [ ! -x configure ] || [ configure.ac -nt configure ] ||
+       [ -n "$(find . -name Makefile.am -newer configure -not -path './build*' 2>/dev/null | head -1)" ]; then
+        autoreconf -fi
+    fi
+    mkdir -p "$TC_BUILD"
+    cd "$TC_BUILD"
+    if [ ! -f Makefile ] || [ "$TC_TOP/configure" -nt config.status ]; then
+        "$TC_TOP/configure" --enable-werror ${TC_CONFIGURE_FLAGS:-}
+    fi
+    make -j"$(nproc)"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    tc_install_packages
+    [ "${1:-}" = "--no-build" ] || tc_build
+fi
