@@ -1,0 +1,303 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ */
+#include "ucp_handles.hpp"
+
+#include <ucs/debug/log_def.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+namespace tc {
+
+ucs_status_t request_wait(tc_progress_engine_h engine, ucs_status_ptr_t request,
+                          double timeout_s)
+{
+    if (request == nullptr) {
+        return UCS_OK;
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+        return UCS_PTR_STATUS(request);
+    }
+    auto done = [](void *arg) -> int {
+        return ucp_request_check_status(arg) != UCS_INPROGRESS;
+    };
+    ucs_status_t status = tc_progress_until(engine, done, request, timeout_s);
+    if (status == UCS_OK) {
+        status = ucp_request_check_status(request);
+    } else {
+        ucs_error("ucp request %p did not complete within %.1f s", request, timeout_s);
+        ucp_request_cancel(tc_progress_engine_worker(engine), request);
+    }
+    ucp_request_free(request);
+    return status;
+}
+
+registered_memory::registered_memory(ucp_context_h context, size_t length)
+    : context_(context), length_(length)
+{
+    ucp_mem_map_params_t params{};
+    params.field_mask = UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    params.length     = length;
+    params.flags      = UCP_MEM_MAP_ALLOCATE;
+    status_           = ucp_mem_map(context, &params, &memh_);
+    if (status_ != UCS_OK) {
+        ucs_error("ucp_mem_map of %zu bytes failed: %s", length, ucs_status_string(status_));
+        memh_ = nullptr;
+        return;
+    }
+
+    ucp_mem_attr_t attr{};
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+    status_         = ucp_mem_query(memh_, &attr);
+    if (status_ != UCS_OK) {
+        return;
+    }
+    address_ = attr.address;
+    std::memset(address_, 0, length);
+
+    void *rkey_buf   = nullptr;
+    size_t rkey_size = 0;
+    status_          = ucp_rkey_pack(context, memh_, &rkey_buf, &rkey_size);
+    if (status_ != UCS_OK) {
+        ucs_error("ucp_rkey_pack failed: %s", ucs_status_string(status_));
+        return;
+    }
+    uint64_t addr = reinterpret_cast<uintptr_t>(address_);
+    descriptor_.resize(sizeof(addr) + rkey_size);
+    std::memcpy(descriptor_.data(), &addr, sizeof(addr));
+    std::memcpy(descriptor_.data() + sizeof(addr), rkey_buf, rkey_size);
+    ucp_rkey_buffer_release(rkey_buf);
+}
+
+registered_memory::~registered_memory()
+{
+    if (memh_ != nullptr) {
+        ucp_mem_unmap(context_, memh_);
+    }
+}
+
+ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descriptor,
+                                  remote_memory &out)
+{
+    if (descriptor.size() <= sizeof(uint64_t)) {
+        ucs_error("remote memory descriptor of %zu bytes is too short", descriptor.size());
+        return UCS_ERR_INVALID_PARAM;
+    }
+    std::memcpy(&out.address, descriptor.data(), sizeof(out.address));
+    ucp_rkey_h rkey;
+    ucs_status_t status = ucp_ep_rkey_unpack(ep, descriptor.data() + sizeof(uint64_t), &rkey);
+    if (status != UCS_OK) {
+        ucs_error("ucp_ep_rkey_unpack failed: %s", ucs_status_string(status));
+        return status;
+    }
+    out.rkey.reset(rkey);
+    return UCS_OK;
+}
+
+ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
+    : boot_(boot), rank_(tc_bootstrap_rank(boot))
+{
+    ucp_config_t *config;
+    status_ = ucp_config_read(nullptr, nullptr, &config);
+    if (status_ != UCS_OK) {
+        return;
+    }
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features   = features;
+    ucp_context_h context;
+    status_ = ucp_init(&params, config, &context);
+    ucp_config_release(config);
+    if (status_ != UCS_OK) {
+        ucs_error("ucp_init failed: %s", ucs_status_string(status_));
+        return;
+    }
+    context_.reset(context);
+
+    ucp_worker_params_t wparams{};
+    wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+    ucp_worker_h worker;
+    status_ = ucp_worker_create(context, &wparams, &worker);
+    if (status_ != UCS_OK) {
+        ucs_error("ucp_worker_create failed: %s", ucs_status_string(status_));
+        return;
+    }
+    worker_.reset(worker);
+
+    tc_progress_engine_h engine;
+    status_ = tc_progress_engine_create(worker, nullptr, &engine);
+    if (status_ != UCS_OK) {
+        return;
+    }
+    engine_.reset(engine);
+
+    ucp_address_t *address;
+    size_t address_len;
+    status_ = ucp_worker_get_address(worker, &address, &address_len);
+    if (status_ != UCS_OK) {
+        return;
+    }
+    std::vector<std::vector<std::byte>> addresses;
+    status_ = allgather_blobs({reinterpret_cast<const std::byte*>(address), address_len},
+                              addresses);
+    ucp_worker_release_address(worker, address);
+    if (status_ != UCS_OK) {
+        return;
+    }
+
+    const int size = static_cast<int>(addresses.size());
+    eps_.assign(size, nullptr);
+    for (int r = 0; r < size; ++r) {
+        ucp_ep_params_t ep_params{};
+        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        ep_params.address    = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
+        status_ = ucp_ep_create(worker, &ep_params, &eps_[r]);
+        if (status_ != UCS_OK) {
+            ucs_error("ucp_ep_create to rank %d failed: %s", r, ucs_status_string(status_));
+            eps_[r] = nullptr;
+            return;
+        }
+    }
+}
+
+ucs_status_t ucp_node::collective(const std::function<ucs_status_t()> &op) const
+{
+    if (!engine_) {
+        return op();
+    }
+    /* The bootstrap blocks on a socket; peers may need our worker to make
+     * progress (acks of emulated puts, flushes) before they reach the same
+     * collective, so keep progressing while a helper thread waits in it. */
+    std::atomic<int> done{0};
+    ucs_status_t status = UCS_OK;
+    std::thread waiter([&] {
+        status = op();
+        done.store(1, std::memory_order_release);
+    });
+    auto finished = [](void *arg) -> int {
+        return static_cast<std::atomic<int>*>(arg)->load(std::memory_order_acquire);
+    };
+    while (tc_progress_until(engine_.get(), finished, &done, 1.0) != UCS_OK) {
+    }
+    waiter.join();
+    return status;
+}
+
+ucs_status_t ucp_node::barrier() const
+{
+    return collective([this] { return tc_bootstrap_barrier(boot_); });
+}
+
+ucp_node::~ucp_node()
+{
+    if (!eps_.empty() && status_ == UCS_OK) {
+        /* Complete our own operations, then wait until every peer has too:
+         * after that nobody needs a close handshake, which a peer already
+         * blocked in the bootstrap could not answer. */
+        ucp_request_param_t param{};
+        request_wait(engine_.get(), ucp_worker_flush_nbx(worker_.get(), &param), 10.0);
+        barrier();
+    }
+    for (ucp_ep_h ep : eps_) {
+        if (ep == nullptr) {
+            continue;
+        }
+        ucp_request_param_t param{};
+        param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags        = UCP_EP_CLOSE_FLAG_FORCE;
+        request_wait(engine_.get(), ucp_ep_close_nbx(ep, &param), 10.0);
+    }
+}
+
+ucs_status_t ucp_node::allgather_blobs(std::span<const std::byte> mine,
+                                       std::vector<std::vector<std::byte>> &all) const
+{
+    std::vector<size_t> lens(tc_bootstrap_size(boot_));
+    void *gathered = nullptr;
+    ucs_status_t status = collective([&] {
+        return tc_bootstrap_allgatherv(boot_, mine.data(), mine.size(), &gathered, lens.data());
+    });
+    if (status != UCS_OK) {
+        return status;
+    }
+    std::unique_ptr<void, decltype(&std::free)> owner(gathered, &std::free);
+    all.assign(lens.size(), {});
+    size_t offset = 0;
+    for (size_t r = 0; r < lens.size(); ++r) {
+        const auto *p = static_cast<const std::byte*>(gathered) + offset;
+        all[r].assign(p, p + lens[r]);
+        offset += lens[r];
+    }
+    return UCS_OK;
+}
+
+ucs_status_t ucp_node::exchange(const registered_memory &mem, std::vector<remote_memory> &remotes)
+{
+    std::vector<std::vector<std::byte>> all;
+    ucs_status_t status = allgather_blobs(mem.packed_descriptor(), all);
+    if (status != UCS_OK) {
+        return status;
+    }
+    remotes.clear();
+    remotes.resize(size());
+    for (int r = 0; r < size(); ++r) {
+        status = remote_memory_unpack(eps_[r], all[r], remotes[r]);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    return UCS_OK;
+}
+
+std::string ucp_node::rma_transport(int rank) const
+{
+    char *buf   = nullptr;
+    size_t size = 0;
+    FILE *stream = open_memstream(&buf, &size);
+    if (stream == nullptr) {
+        return "unknown";
+    }
+    ucp_ep_print_info(eps_[rank], stream);
+    std::fclose(stream);
+    std::string info(buf, size);
+    std::free(buf);
+    return parse_put_transport(info);
+}
+
+namespace {
+/* "lane[0]:  1:posix/memory.0 md[1] ..." -> "posix/memory.0" */
+std::string lane_transport(const std::string &ep_info, size_t lane)
+{
+    auto colon = ep_info.find(':', ep_info.find(':', lane) + 1);
+    if (colon == std::string::npos) {
+        return "unknown";
+    }
+    auto end = ep_info.find_first_of(" \n", colon + 1);
+    return ep_info.substr(colon + 1, end - colon - 1);
+}
+} // namespace
+
+std::string parse_put_transport(const std::string &ep_info)
+{
+    /* "put[0]: 0..<short>..." names the lane carrying puts */
+    auto put = ep_info.find("put[");
+    if (put != std::string::npos) {
+        std::string lane_id = ep_info.substr(put + 4, ep_info.find(']', put) - put - 4);
+        auto lane = ep_info.find("lane[" + lane_id + "]:");
+        return (lane == std::string::npos) ? "unknown" : lane_transport(ep_info, lane);
+    }
+    /* no RMA lane: UCP emulates puts with active messages on the am lane */
+    auto lane = ep_info.find("lane[0]:");
+    if (lane == std::string::npos) {
+        return "unknown";
+    }
+    return lane_transport(ep_info, lane) + " (put emulated over am)";
+}
+
+} // namespace tc

@@ -1,0 +1,125 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * RAII owners for UCP objects, used by the tools and the replication layer.
+ * Construction reports failure through a ucs_status_t (no exceptions cross
+ * into or out of UCX); an object whose status() is not UCS_OK owns nothing.
+ */
+#pragma once
+
+#include <twochains/bootstrap.h>
+#include <twochains/progress.h>
+#include <ucp/api/ucp.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tc {
+
+struct ucp_context_deleter { void operator()(ucp_context_h c) const { ucp_cleanup(c); } };
+struct ucp_worker_deleter  { void operator()(ucp_worker_h w) const { ucp_worker_destroy(w); } };
+struct ucp_rkey_deleter    { void operator()(ucp_rkey_h k) const { ucp_rkey_destroy(k); } };
+struct engine_deleter {
+    void operator()(tc_progress_engine_h e) const { tc_progress_engine_destroy(e); }
+};
+struct bootstrap_deleter {
+    void operator()(tc_bootstrap_h b) const { tc_bootstrap_destroy(b); }
+};
+
+using context_ptr   = std::unique_ptr<std::remove_pointer_t<ucp_context_h>, ucp_context_deleter>;
+using worker_ptr    = std::unique_ptr<std::remove_pointer_t<ucp_worker_h>, ucp_worker_deleter>;
+using rkey_ptr      = std::unique_ptr<std::remove_pointer_t<ucp_rkey_h>, ucp_rkey_deleter>;
+using engine_ptr    = std::unique_ptr<std::remove_pointer_t<tc_progress_engine_h>, engine_deleter>;
+using bootstrap_ptr = std::unique_ptr<std::remove_pointer_t<tc_bootstrap_h>, bootstrap_deleter>;
+
+/* Wait for a UCP request with the engine's wait policy, then free it. */
+ucs_status_t request_wait(tc_progress_engine_h engine, ucs_status_ptr_t request,
+                          double timeout_s = 30.0);
+
+/* The transport of the lane carrying puts in ucp_ep_print_info() output,
+ * e.g. "posix/memory.0", "tcp/lo.0"; "unknown" if it cannot be found. */
+std::string parse_put_transport(const std::string &ep_info);
+
+/* Memory registered with ucp_mem_map (allocated by UCX) and its packed rkey. */
+class registered_memory {
+public:
+    registered_memory(ucp_context_h context, size_t length);
+    ~registered_memory();
+    registered_memory(const registered_memory &)            = delete;
+    registered_memory &operator=(const registered_memory &) = delete;
+
+    ucs_status_t status() const { return status_; }
+    void *address() const { return address_; }
+    size_t length() const { return length_; }
+    ucp_mem_h memh() const { return memh_; }
+    /* packed rkey, prefixed by the 8-byte remote address */
+    const std::vector<std::byte> &packed_descriptor() const { return descriptor_; }
+
+private:
+    ucp_context_h          context_;
+    ucp_mem_h              memh_    = nullptr;
+    void                   *address_ = nullptr;
+    size_t                 length_;
+    std::vector<std::byte> descriptor_;
+    ucs_status_t           status_;
+};
+
+/* A peer's registered memory as seen through an endpoint. */
+struct remote_memory {
+    uint64_t address = 0;
+    rkey_ptr rkey;
+};
+
+ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descriptor,
+                                  remote_memory &out);
+
+/*
+ * One UCP context + worker + progress engine, with endpoints to every rank of
+ * a bootstrap (worker addresses exchanged by allgatherv).
+ */
+class ucp_node {
+public:
+    explicit ucp_node(tc_bootstrap_h boot, uint64_t features = UCP_FEATURE_RMA);
+    ~ucp_node();
+    ucp_node(const ucp_node &)            = delete;
+    ucp_node &operator=(const ucp_node &) = delete;
+
+    ucs_status_t status() const { return status_; }
+    ucp_context_h context() const { return context_.get(); }
+    ucp_worker_h worker() const { return worker_.get(); }
+    tc_progress_engine_h engine() const { return engine_.get(); }
+    ucp_ep_h ep(int rank) const { return eps_[rank]; }
+    int rank() const { return rank_; }
+    int size() const { return static_cast<int>(eps_.size()); }
+    tc_bootstrap_h bootstrap() const { return boot_; }
+
+    /* Bootstrap barrier, progressing the worker while it waits. */
+    ucs_status_t barrier() const;
+
+    /* Bootstrap allgatherv: @a all[r] receives rank r's bytes. */
+    ucs_status_t allgather_blobs(std::span<const std::byte> mine,
+                                 std::vector<std::vector<std::byte>> &all) const;
+
+    /* Exchange a registered region's descriptor with every rank. */
+    ucs_status_t exchange(const registered_memory &mem, std::vector<remote_memory> &remotes);
+
+    /* "posix/memory", "tcp/lo": the transport carrying RMA to @a rank */
+    std::string rma_transport(int rank) const;
+
+private:
+    ucs_status_t collective(const std::function<ucs_status_t()> &op) const;
+
+    tc_bootstrap_h         boot_;
+    int                    rank_;
+    context_ptr            context_;
+    worker_ptr             worker_;
+    engine_ptr             engine_;
+    std::vector<ucp_ep_h>  eps_;
+    ucs_status_t           status_;
+};
+
+} // namespace tc

@@ -1,0 +1,122 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * UCX_TC_* configuration and twochains-info.
+ */
+#include "common.h"
+
+#include <twochains/config.h>
+#include <twochains/version.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+/* Sets an environment variable for the scope of a test. */
+class scoped_env {
+public:
+    scoped_env(const char *name, const char *value) : name_(name)
+    {
+        const char *old = std::getenv(name);
+        had_ = (old != nullptr);
+        if (had_) {
+            old_ = old;
+        }
+        if (value == nullptr) {
+            unsetenv(name);
+        } else {
+            setenv(name, value, 1);
+        }
+    }
+    ~scoped_env()
+    {
+        if (had_) {
+            setenv(name_.c_str(), old_.c_str(), 1);
+        } else {
+            unsetenv(name_.c_str());
+        }
+    }
+    scoped_env(const scoped_env &)            = delete;
+    scoped_env &operator=(const scoped_env &) = delete;
+
+private:
+    std::string name_, old_;
+    bool        had_;
+};
+
+TEST(config, defaults)
+{
+    scoped_env policy("UCX_TC_WAIT_POLICY", nullptr);
+    tc_config_t cfg;
+    ASSERT_EQ(UCS_OK, tc_config_read(&cfg));
+    EXPECT_EQ(TC_WAIT_PAUSE, cfg.wait_policy);
+    EXPECT_DOUBLE_EQ(1e-6, cfg.sleep_min);
+    EXPECT_DOUBLE_EQ(500e-6, cfg.sleep_max);
+    EXPECT_EQ(64u, cfg.max_pollers);
+    EXPECT_DOUBLE_EQ(30.0, cfg.boot_timeout);
+    tc_config_release(&cfg);
+}
+
+TEST(config, environment_overrides_with_units)
+{
+    scoped_env policy("UCX_TC_WAIT_POLICY", "busy");
+    scoped_env smax("UCX_TC_SLEEP_MAX", "2ms");
+    scoped_env tmo("UCX_TC_BOOTSTRAP_TIMEOUT", "1.5s");
+    tc_config_t cfg;
+    ASSERT_EQ(UCS_OK, tc_config_read(&cfg));
+    EXPECT_EQ(TC_WAIT_BUSY, cfg.wait_policy);
+    EXPECT_DOUBLE_EQ(2e-3, cfg.sleep_max);
+    EXPECT_DOUBLE_EQ(1.5, cfg.boot_timeout);
+    tc_config_release(&cfg);
+}
+
+TEST(config, invalid_value_is_an_error)
+{
+    scoped_env policy("UCX_TC_WAIT_POLICY", "spinny");
+    tc_test::scoped_log_expect logs;
+    tc_config_t cfg;
+    EXPECT_NE(UCS_OK, tc_config_read(&cfg));
+    EXPECT_GE(logs.count("spinny"), 1u);
+}
+
+TEST(info, lists_every_variable_with_docs)
+{
+    auto r = tc_test::run_command(tc_test::build_path("src/tools/twochains-info") + " -cf");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    for (const char *var : {"UCX_TC_WAIT_POLICY=", "UCX_TC_SLEEP_MIN=", "UCX_TC_SLEEP_MAX=",
+                            "UCX_TC_MAX_POLLERS=", "UCX_TC_BOOTSTRAP=", "UCX_TC_ROOT=",
+                            "UCX_TC_RANK=", "UCX_TC_SIZE=", "UCX_TC_LISTEN_FD=",
+                            "UCX_TC_BOOTSTRAP_TIMEOUT="}) {
+        EXPECT_NE(std::string::npos, r.output.find(var)) << var << " missing in:\n" << r.output;
+    }
+    EXPECT_NE(std::string::npos, r.output.find("bounded exponential backoff")) << r.output;
+}
+
+TEST(info, shows_current_values)
+{
+    auto r = tc_test::run_command("UCX_TC_WAIT_POLICY=wfe " +
+                                  tc_test::build_path("src/tools/twochains-info") + " -c");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("UCX_TC_WAIT_POLICY=wfe")) << r.output;
+}
+
+TEST(info, version_names_ucx)
+{
+    auto r = tc_test::run_command(tc_test::build_path("src/tools/twochains-info") + " -v");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find(std::string("Two-Chains version ") +
+                                               TC_VERSION_STRING)) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find(std::string("Built with UCX ") +
+                                               TC_UCX_BUILT_VERSION)) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("Running with UCX")) << r.output;
+}
+
+TEST(info, usage_error)
+{
+    auto r = tc_test::run_command(tc_test::build_path("src/tools/twochains-info") + " -q");
+    EXPECT_EQ(1, r.exit_code);
+    EXPECT_NE(std::string::npos, r.output.find("Usage")) << r.output;
+}
+
+} // namespace
