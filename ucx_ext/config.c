@@ -112,3 +112,16 @@ void tc_config_print(FILE *stream, int with_doc)
                                  TC_CONFIG_ENV_PREFIX, flags);
     tc_config_release(&config);
 }
+
+/* Parse the table once at load time. UCX warns about UCX_ variables that no
+ * parsed table has used, and an application may call ucp_init() before it
+ * creates any of our objects. The table is registered before this runs:
+ * constructors of one file run in order. */
+UCS_STATIC_INIT
+{
+    tc_config_t config;
+
+    if (tc_config_read(&config) == UCS_OK) {
+        tc_config_release(&config);
+    }
+}

@@ -1,0 +1,106 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * A replication group (one shard): atomic multicast of small messages over
+ * SMC, in round-robin total order with stable delivery, as UCP-level
+ * protocols on the node's shared progress engine.
+ *
+ * Threads: every call, and every callback, happens on the thread that drives
+ * the node's progress engine.
+ */
+#pragma once
+
+#include "common/ucp_handles.hpp"
+#include "sst/pusher.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace tc {
+
+enum class delivery_mode {
+    ordered,  /* total order, delivered once stable at every member */
+    raw       /* delivered on receipt, per-sender FIFO only */
+};
+
+struct message {
+    int                        sender;  /* bootstrap rank of the sender */
+    int64_t                    index;   /* k: the sender's message number */
+    int64_t                    seq;     /* global sequence k*S + sender index */
+    std::span<const std::byte> data;
+};
+
+struct view {
+    int64_t          epoch = 0;
+    std::vector<int> members;  /* bootstrap ranks, in view order */
+    std::vector<int> senders;  /* subset of members */
+};
+
+struct group_params {
+    std::vector<int>                        members;
+    std::vector<int>                        senders;  /* empty: every member sends */
+    size_t                                  max_payload = 1024;
+    unsigned                                window      = 64;
+    delivery_mode                           mode        = delivery_mode::ordered;
+    std::function<void(const message &)>    on_deliver;
+    std::function<void(const view &)>       on_view;
+};
+
+struct group_stats {
+    uint64_t        sent            = 0;  /* application messages */
+    uint64_t        nulls_sent      = 0;
+    uint64_t        delivered       = 0;  /* application messages delivered here */
+    uint64_t        callback_errors = 0;  /* delivery callbacks that threw */
+    uint64_t        window_stalls   = 0;  /* sends that found the window full */
+    sst::put_counts puts;
+};
+
+class group_impl;
+
+class group {
+public:
+    /*
+     * Collective over every rank of @a node's bootstrap, in the same order on
+     * every rank (as MPI_Comm_split). Ranks outside params.members get an
+     * empty @a out and UCS_OK. Parameters that differ between members fail on
+     * every member with UCS_ERR_INVALID_PARAM.
+     */
+    static ucs_status_t create(ucp_node &node, const group_params &params,
+                               std::unique_ptr<group> &out);
+    ~group();
+    group(const group &)            = delete;
+    group &operator=(const group &) = delete;
+
+    /*
+     * Multicast @a size bytes that @a fill writes in place into the slot.
+     * With @a block, waits (progressing the engine) while the window is
+     * full; without, returns UCS_ERR_NO_RESOURCE.
+     */
+    ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+                      bool block = true);
+
+    /* Two-step form of send(): a slot to write into, then commit(). */
+    ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block = true);
+    ucs_status_t commit();
+
+    /* Urgent mode pushes every message at once: nothing to flush. */
+    ucs_status_t flush();
+
+    /* Collective over the group's members: finish, then release. */
+    ucs_status_t close();
+
+    const view &current_view() const;
+    bool is_sender() const;
+    group_stats stats() const;
+
+    explicit group(std::unique_ptr<group_impl> impl);
+
+private:
+    std::unique_ptr<group_impl> impl_;
+};
+
+} // namespace tc

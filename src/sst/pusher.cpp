@@ -1,0 +1,150 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ */
+#include "sst/pusher.hpp"
+
+#include <ucs/debug/log_def.h>
+
+#include <cstring>
+
+namespace tc::sst {
+
+namespace {
+/* Rows and counters are small; larger snapshots get their own buffer. */
+constexpr size_t kStagingBytes = 512;
+} // namespace
+
+const char *put_purpose_name(put_purpose p)
+{
+    switch (p) {
+    case put_purpose::data: return "data";
+    case put_purpose::counter: return "counter";
+    case put_purpose::receive_report: return "receive_report";
+    case put_purpose::delivery_report: return "delivery_report";
+    case put_purpose::null_message: return "null";
+    case put_purpose::heartbeat: return "heartbeat";
+    case put_purpose::other: return "other";
+    default: return "?";
+    }
+}
+
+uint64_t put_counts::total() const
+{
+    uint64_t t = 0;
+    for (auto v : by_purpose) {
+        t += v;
+    }
+    return t;
+}
+
+pusher::~pusher()
+{
+    if (!inflight_.empty()) {
+        flush(10.0);
+    }
+}
+
+std::unique_ptr<std::byte[]> pusher::take_staging(size_t len, size_t &capacity)
+{
+    if (len <= kStagingBytes) {
+        capacity = kStagingBytes;
+        if (!free_staging_.empty()) {
+            auto buf = std::move(free_staging_.back());
+            free_staging_.pop_back();
+            return buf;
+        }
+        return std::make_unique<std::byte[]>(kStagingBytes);
+    }
+    capacity = len;
+    return std::make_unique<std::byte[]>(len);
+}
+
+ucs_status_t pusher::put_copy(int peer, const void *src, size_t len, uint64_t raddr,
+                              ucp_rkey_h rkey, put_purpose purpose)
+{
+    size_t capacity;
+    auto staging = take_staging(len, capacity);
+    std::memcpy(staging.get(), src, len);
+    const void *copy = staging.get();
+    return issue(peer, copy, len, raddr, rkey, purpose, std::move(staging), capacity);
+}
+
+ucs_status_t pusher::put_inplace(int peer, const void *src, size_t len, uint64_t raddr,
+                                 ucp_rkey_h rkey, put_purpose purpose)
+{
+    return issue(peer, src, len, raddr, rkey, purpose, nullptr, 0);
+}
+
+ucs_status_t pusher::issue(int peer, const void *src, size_t len, uint64_t raddr,
+                           ucp_rkey_h rkey, put_purpose purpose,
+                           std::unique_ptr<std::byte[]> staging, size_t capacity)
+{
+    ucp_request_param_t param{};
+    ucs_status_ptr_t req = ucp_put_nbx(node_.ep(peer), src, len, raddr, rkey, &param);
+    ++counts_.by_purpose[static_cast<size_t>(purpose)];
+    if (UCS_PTR_IS_ERR(req)) {
+        ucs_error("put of %zu bytes (%s) to rank %d failed: %s", len, put_purpose_name(purpose),
+                  peer, ucs_status_string(UCS_PTR_STATUS(req)));
+        return UCS_PTR_STATUS(req);
+    }
+    if (req == nullptr) {
+        if (staging && capacity == kStagingBytes) {
+            free_staging_.push_back(std::move(staging));
+        }
+        return UCS_OK;
+    }
+    inflight_.push_back({req, std::move(staging), capacity});
+    return UCS_OK;
+}
+
+ucs_status_t pusher::fence()
+{
+    ucs_status_t status = ucp_worker_fence(node_.worker());
+    if (status != UCS_OK) {
+        ucs_error("ucp_worker_fence failed: %s", ucs_status_string(status));
+    }
+    return status;
+}
+
+unsigned pusher::reap()
+{
+    unsigned done = 0;
+    size_t keep   = 0;
+    for (size_t i = 0; i < inflight_.size(); ++i) {
+        auto &f = inflight_[i];
+        ucs_status_t status = ucp_request_check_status(f.request);
+        if (status == UCS_INPROGRESS) {
+            if (keep != i) {
+                inflight_[keep] = std::move(f);
+            }
+            ++keep;
+            continue;
+        }
+        if (status != UCS_OK) {
+            ucs_error("put completed with error: %s", ucs_status_string(status));
+        }
+        ucp_request_free(f.request);
+        if (f.staging && f.capacity == kStagingBytes) {
+            free_staging_.push_back(std::move(f.staging));
+        }
+        ++done;
+    }
+    inflight_.resize(keep);
+    return done;
+}
+
+ucs_status_t pusher::flush(double timeout_s)
+{
+    auto all_done = [](void *arg) -> int {
+        auto *self = static_cast<pusher*>(arg);
+        self->reap();
+        return self->inflight_.empty();
+    };
+    ucs_status_t status = tc_progress_until(node_.engine(), all_done, this, timeout_s);
+    if (status != UCS_OK) {
+        ucs_error("%zu puts still in flight after %.1f s", inflight_.size(), timeout_s);
+    }
+    return status;
+}
+
+} // namespace tc::sst

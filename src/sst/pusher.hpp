@@ -1,0 +1,90 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * One-sided puts for the replication layer, counted by purpose.
+ *
+ * ucp_put_nbx may read its source after it returns (zero-copy over tcp), so a
+ * value that keeps changing (a counter, an SST row) is put from a staging copy
+ * that lives until the request completes: the receiver then sees exactly the
+ * bytes we meant, never a later mix. Slot payloads that stay unchanged until
+ * delivered everywhere are put in place.
+ *
+ * Threads: confined to the thread that drives the node's progress engine.
+ */
+#pragma once
+
+#include "common/ucp_handles.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tc::sst {
+
+enum class put_purpose : uint8_t {
+    data,             /* SMC slot or RDMC block */
+    counter,          /* a sender's message counter */
+    receive_report,   /* a member's received/published/delivered counters */
+    delivery_report,  /* delivered counter alone, from an idle member */
+    null_message,     /* slot + counter of a null message */
+    heartbeat,
+    other,
+    count_
+};
+
+const char *put_purpose_name(put_purpose p);
+
+struct put_counts {
+    std::array<uint64_t, static_cast<size_t>(put_purpose::count_)> by_purpose{};
+    uint64_t operator[](put_purpose p) const { return by_purpose[static_cast<size_t>(p)]; }
+    uint64_t total() const;
+};
+
+class pusher {
+public:
+    explicit pusher(ucp_node &node) : node_(node) {}
+    ~pusher();
+    pusher(const pusher &)            = delete;
+    pusher &operator=(const pusher &) = delete;
+
+    /* Put a snapshot of [src, src+len) to (peer, raddr). */
+    ucs_status_t put_copy(int peer, const void *src, size_t len, uint64_t raddr,
+                          ucp_rkey_h rkey, put_purpose purpose);
+
+    /* Put [src, src+len), which the caller keeps unchanged until completion. */
+    ucs_status_t put_inplace(int peer, const void *src, size_t len, uint64_t raddr,
+                             ucp_rkey_h rkey, put_purpose purpose);
+
+    /* Order every put issued so far before every put issued after. */
+    ucs_status_t fence();
+
+    /* Release completed requests; returns how many completed. */
+    unsigned reap();
+
+    /* Wait until every issued put has completed locally. */
+    ucs_status_t flush(double timeout_s = 30.0);
+
+    const put_counts &counts() const { return counts_; }
+    size_t in_flight() const { return inflight_.size(); }
+
+private:
+    struct inflight {
+        void                         *request;
+        std::unique_ptr<std::byte[]> staging;  /* null for in-place puts */
+        size_t                       capacity;
+    };
+
+    ucs_status_t issue(int peer, const void *src, size_t len, uint64_t raddr, ucp_rkey_h rkey,
+                       put_purpose purpose, std::unique_ptr<std::byte[]> staging,
+                       size_t capacity);
+    std::unique_ptr<std::byte[]> take_staging(size_t len, size_t &capacity);
+
+    ucp_node                                  &node_;
+    put_counts                                counts_;
+    std::vector<inflight>                     inflight_;
+    std::vector<std::unique_ptr<std::byte[]>> free_staging_;  /* kStagingBytes each */
+};
+
+} // namespace tc::sst
