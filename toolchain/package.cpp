@@ -1,0 +1,625 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * `twochains-pkg build`: discovers a package, compiles its rieds and the
+ * Local Function library, GOT-patches every jam into an injectable span
+ * (compile -S, got_patch, assemble with GOT relaxation off, link the span
+ * with a generated linker script and --emit-relocs, verify with libelf),
+ * generates the package header, and installs everything with the manifest
+ * written last. Jams are processed by a small pool of threads; each job only
+ * touches its own files and results.
+ */
+#include "package.hpp"
+
+#include "elf_verify.hpp"
+#include "got_patch.hpp"
+#include "header_gen.hpp"
+#include "pkg_format.hpp"
+
+#include <unistd.h>
+
+#include "twochains/jam.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <set>
+#include <thread>
+
+#ifndef TC_PKG_VERSION
+#define TC_PKG_VERSION "0"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace tc::pkg {
+
+namespace {
+
+bool ends_with(const std::string &s, const std::string &suffix)
+{
+    return (s.size() >= suffix.size()) &&
+           (s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0);
+}
+
+bool starts_with(const std::string &s, const std::string &prefix)
+{
+    return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::string upper(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return s;
+}
+
+void sort_and_check(std::vector<pkg_source> &v, const char *kind, const char *prefix,
+                    const char *ext, std::vector<std::string> &errors)
+{
+    std::sort(v.begin(), v.end(), [](const pkg_source &a, const pkg_source &b) {
+        return (a.name != b.name) ? (a.name < b.name) : (a.rel < b.rel);
+    });
+    for (std::size_t i = 1; i < v.size(); ++i) {
+        if (upper(v[i].name) == upper(v[i - 1].name)) {
+            errors.push_back(v[i].rel + ": error: " + kind + " name clash: '" +
+                             v[i].name + "' is also defined by " + v[i - 1].rel +
+                             " (names must be unique, ignoring case, across the "
+                             "package tree: rename one " + prefix + "<name>" + ext + ")");
+        }
+    }
+}
+
+/* Run fn(i) for i in [0, n) on up to @a jobs threads; report all failures. */
+template <typename F> void parallel_each(std::size_t n, unsigned jobs, F fn)
+{
+    std::vector<std::string> errors(n);
+    std::atomic<std::size_t> next{0};
+    auto worker = [&]() {
+        for (;;) {
+            std::size_t i = next.fetch_add(1);
+            if (i >= n) {
+                return;
+            }
+            try {
+                fn(i);
+            } catch (const std::exception &e) {
+                errors[i] = e.what();
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < std::min<std::size_t>(jobs, n); ++t) {
+        threads.emplace_back(worker);
+    }
+    worker();
+    for (auto &t : threads) {
+        t.join();
+    }
+    std::string msg;
+    for (const auto &e : errors) {
+        if (!e.empty()) {
+            msg += (msg.empty() ? "" : "\n") + e;
+        }
+    }
+    if (!msg.empty()) {
+        throw pkg_error(msg);
+    }
+}
+
+std::string linker_script(const std::string &entry)
+{
+    return "/* twochains-pkg: the jam as one contiguous span, GOT slot first */\n"
+           "ENTRY(" + entry + ")\n"
+           "SECTIONS\n"
+           "{\n"
+           "  . = 0;\n"
+           "  .tc_span : ALIGN(16)\n"
+           "  {\n"
+           "    KEEP(*(.tc_preamble))\n"
+           "    *(.text." + entry + ")\n"
+           "    *(.text .text.*)\n"
+           "    *(.rodata .rodata.*)\n"
+           "    . = ALIGN(16);\n"
+           "    __tc_data_start = .;\n"
+           "    *(.data .data.*)\n"
+           "    *(.bss .bss.* COMMON)\n"
+           "    . = ALIGN(16);\n"
+           "    __tc_span_end = .;\n"
+           "  }\n"
+           "  /DISCARD/ : { *(.eh_frame) *(.note.*) *(.comment) }\n"
+           "}\n";
+}
+
+struct jam_job {
+    const pkg_source *src = nullptr;
+    std::uint32_t     id  = 0;
+    fs::path          local_obj;
+    bool              has_init = false;
+    bool              has_max  = false;
+    std::vector<elf_symbol> local_syms;
+    std::vector<std::string> externals;
+    span_image        img;
+    std::uint64_t     hash  = 0;
+    std::uint32_t     flags = 0;
+};
+
+struct ried_job {
+    const pkg_source *src = nullptr;
+    fs::path          obj;
+    fs::path          lib;
+    std::vector<elf_symbol> syms;
+};
+
+std::string relative_to_share(const fs::path &prefix, const std::string &pkg,
+                              const fs::path &file)
+{
+    return fs::relative(file, pkg_share_dir(prefix, pkg)).string();
+}
+
+bool up_to_date(const fs::path &prefix, const std::string &pkg, target_arch arch,
+                std::uint64_t build_id)
+{
+    fs::path mpath = pkg_share_dir(prefix, pkg) / TC_PKG_MANIFEST_NAME;
+    if (!fs::exists(mpath) || !fs::exists(pkg_header_path(prefix, pkg))) {
+        return false;
+    }
+    try {
+        manifest m = manifest_parse(read_file(mpath), mpath.string());
+        if ((m.build_id != build_id) || (m.arch != arch)) {
+            return false;
+        }
+        fs::path dir = mpath.parent_path();
+        if (!fs::exists(dir / m.local_file)) {
+            return false;
+        }
+        for (const auto &r : m.rieds) {
+            if (!fs::exists(dir / r.file)) {
+                return false;
+            }
+        }
+        for (const auto &e : m.elements) {
+            if (!fs::exists(dir / e.file)) {
+                return false;
+            }
+        }
+        return true;
+    } catch (const pkg_error &) {
+        return false;
+    }
+}
+
+void copy_into(const fs::path &from, const fs::path &to)
+{
+    fs::create_directories(to.parent_path());
+    fs::path tmp = to;
+    tmp += ".tmp";
+    fs::copy_file(from, tmp, fs::copy_options::overwrite_existing);
+    fs::rename(tmp, to);
+}
+
+} // namespace
+
+fs::path api_include_dir()
+{
+    auto has_api = [](const fs::path &d) { return fs::exists(d / "twochains" / "jam.h"); };
+    if (const char *env = std::getenv("TWOCHAINS_API_INCLUDE"); env && *env) {
+        if (!has_api(env)) {
+            throw pkg_error(std::string("TWOCHAINS_API_INCLUDE=") + env +
+                            " has no twochains/jam.h");
+        }
+        return env;
+    }
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+#ifdef TC_PKG_BINDIR
+    /* an installed twochains-pkg uses the installed headers */
+    if (!ec && (self.parent_path() == fs::path(TC_PKG_BINDIR)) &&
+        has_api(TC_PKG_INCLUDEDIR)) {
+        return TC_PKG_INCLUDEDIR;
+    }
+#endif
+#ifdef TC_PKG_SRC_APIDIR
+    if (has_api(TC_PKG_SRC_APIDIR)) {
+        return TC_PKG_SRC_APIDIR;
+    }
+#endif
+#ifdef TC_PKG_INCLUDEDIR
+    if (has_api(TC_PKG_INCLUDEDIR)) {
+        return TC_PKG_INCLUDEDIR;
+    }
+#endif
+    throw pkg_error("cannot find twochains/jam.h; set TWOCHAINS_API_INCLUDE");
+}
+
+package_sources package_discover(const std::string &name, const fs::path &src_dir)
+{
+    if (!is_c_identifier(name)) {
+        throw pkg_error("package name '" + name + "' must be a C identifier");
+    }
+    if (!fs::is_directory(src_dir)) {
+        throw pkg_error(src_dir.string() + ": not a directory");
+    }
+    package_sources ps;
+    ps.name    = name;
+    ps.src_dir = fs::absolute(src_dir).lexically_normal();
+    std::vector<std::string> errors;
+
+    for (const auto &de : fs::recursive_directory_iterator(ps.src_dir)) {
+        if (!de.is_regular_file()) {
+            continue;
+        }
+        const std::string fname = de.path().filename().string();
+        pkg_source s;
+        s.path = de.path();
+        s.rel  = fs::relative(de.path(), ps.src_dir.parent_path()).string();
+        if (starts_with(fname, "jam_") && ends_with(fname, ".amc")) {
+            s.name = fname.substr(4, fname.size() - 8);
+            ps.jams.push_back(s);
+        } else if (starts_with(fname, "ried_") && ends_with(fname, ".rdc")) {
+            s.name = fname.substr(5, fname.size() - 9);
+            ps.rieds.push_back(s);
+        } else if (ends_with(fname, ".h") || ends_with(fname, ".inc")) {
+            ps.others.push_back(s);
+        } else {
+            continue;
+        }
+        if (!s.name.empty() && !is_c_identifier(s.name)) {
+            errors.push_back(s.rel + ": error: '" + s.name + "' is not a C identifier; "
+                             "jam and ried names become C symbols (<name>_main)");
+        }
+    }
+    sort_and_check(ps.jams, "jam", "jam_", ".amc", errors);
+    sort_and_check(ps.rieds, "ried", "ried_", ".rdc", errors);
+    std::sort(ps.others.begin(), ps.others.end(),
+              [](const pkg_source &a, const pkg_source &b) { return a.rel < b.rel; });
+    if (ps.jams.empty() && errors.empty()) {
+        errors.push_back(ps.src_dir.string() + ": error: package '" + name +
+                         "' is empty: no jam_<name>.amc found in this directory tree");
+    }
+    if (!errors.empty()) {
+        std::string msg;
+        for (const auto &e : errors) {
+            msg += (msg.empty() ? "" : "\n") + e;
+        }
+        throw pkg_error(msg);
+    }
+    return ps;
+}
+
+void package_build(const build_options &o)
+{
+    package_sources ps = package_discover(o.name, o.src_dir);
+    const std::string &P = ps.name;
+    const target_arch arch = o.arch;
+    const bool x86 = (arch == target_arch::x86_64);
+
+    std::string cc = o.cc.empty() ? (x86 ? "cc" : "aarch64-linux-gnu-gcc") : o.cc;
+    std::string machine = trim(run_checked({cc, "-dumpmachine"},
+                                           "probing the compiler " + cc));
+    if (!starts_with(machine, arch_name(arch))) {
+        throw pkg_error("compiler '" + cc + "' targets " + machine + ", not " +
+                        arch_name(arch) + "; pass --cc");
+    }
+    std::string cmodel = o.cmodel;
+    if (x86 && !cmodel.empty()) {
+        throw pkg_error("--cmodel applies to --target aarch64 only");
+    }
+    if (!x86) {
+        cmodel = cmodel.empty() ? "tiny" : cmodel;
+        if ((cmodel != "tiny") && (cmodel != "small")) {
+            throw pkg_error("--cmodel must be tiny or small");
+        }
+    }
+    const fs::path api = api_include_dir();
+
+    /* build id: tool version, options, API headers and every source */
+    fnv1a64 bid;
+    bid.update_field("twochains-pkg " TC_PKG_VERSION);
+    bid.update_field(P);
+    bid.update_field(arch_name(arch));
+    bid.update_field(cc);
+    bid.update_field(cmodel);
+    for (const auto &f : o.cflags) {
+        bid.update_field(f);
+    }
+    bid.update_field(read_file(api / "twochains" / "jam.h"));
+    bid.update_field(read_file(api / "twochains" / "jam_format.h"));
+    std::vector<const pkg_source *> all;
+    for (const auto *v : {&ps.jams, &ps.rieds, &ps.others}) {
+        for (const auto &s : *v) {
+            all.push_back(&s);
+        }
+    }
+    std::sort(all.begin(), all.end(),
+              [](const pkg_source *a, const pkg_source *b) { return a->rel < b->rel; });
+    for (const auto *s : all) {
+        bid.update_field(fs::relative(s->path, ps.src_dir).string());
+        bid.update_field(read_file(s->path));
+    }
+    const std::uint64_t build_id = bid.value();
+    const fs::path prefix        = fs::absolute(o.prefix).lexically_normal();
+
+    if (!o.force && up_to_date(prefix, P, arch, build_id)) {
+        std::cout << "twochains-pkg: package '" << P << "' (" << arch_name(arch)
+                  << ") is up to date, build id " << hex64(build_id) << "\n";
+        return;
+    }
+
+    work_dir wd(o.keep_dir);
+    const fs::path w = wd.path();
+    const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+
+    std::vector<std::string> base = {"-I", api.string(), "-I", ps.src_dir.string()};
+    base.insert(base.end(), o.cflags.begin(), o.cflags.end());
+
+    /* rieds: shared libraries */
+    std::vector<ried_job> rieds(ps.rieds.size());
+    parallel_each(rieds.size(), jobs, [&](std::size_t i) {
+        ried_job &r = rieds[i];
+        r.src = &ps.rieds[i];
+        r.obj = w / ("ried_" + r.src->name + ".o");
+        r.lib = w / pkg_ried_lib_path("", P, r.src->name).filename();
+        std::vector<std::string> c = {cc, "-x", "c", "-fPIC", "-O2"};
+        c.insert(c.end(), base.begin(), base.end());
+        c.insert(c.end(), {"-c", r.src->path.string(), "-o", r.obj.string()});
+        run_checked(c, "compiling ried " + r.src->rel);
+        std::vector<std::string> l = {cc, "-shared", "-o", r.lib.string(), r.obj.string(),
+                                      "-Wl,-soname," + r.lib.filename().string()};
+        l.insert(l.end(), o.cflags.begin(), o.cflags.end());
+        run_checked(l, "linking ried " + r.src->rel);
+        r.syms = elf_read_symbols(r.obj);
+    });
+
+    /* jams, unmodified: the Local Function objects; entry and options */
+    std::vector<jam_job> jams(ps.jams.size());
+    parallel_each(jams.size(), jobs, [&](std::size_t i) {
+        jam_job &j = jams[i];
+        j.src = &ps.jams[i];
+        j.id  = static_cast<std::uint32_t>(i);
+        j.local_obj = w / ("local_" + j.src->name + ".o");
+        std::vector<std::string> c = {cc, "-x", "c", "-fPIC", "-O2"};
+        c.insert(c.end(), base.begin(), base.end());
+        c.insert(c.end(), {"-DTC_JAM_NAME=" + j.src->name, "-DTC_JAM_INJECTABLE=0",
+                           "-include", "twochains/jam.h", "-c", j.src->path.string(),
+                           "-o", j.local_obj.string()});
+        run_checked(c, "compiling jam " + j.src->rel);
+        j.local_syms = elf_read_symbols(j.local_obj);
+        bool has_main = false;
+        for (const auto &s : j.local_syms) {
+            if (!s.defined || !s.global || !s.func) {
+                continue;
+            }
+            has_main   |= (s.name == j.src->name + "_main");
+            j.has_init |= (s.name == j.src->name + "_payload_init");
+            j.has_max  |= (s.name == j.src->name + "_payload_get_max_size");
+        }
+        if (!has_main) {
+            throw pkg_error(j.src->rel + ": error: missing entry function '" +
+                            j.src->name + "_main'; define it with TC_JAM_MAIN(" +
+                            j.src->name + ") from <twochains/jam.h>");
+        }
+    });
+
+    /* name clashes between the objects that share the Local Function library
+     * and the receiver's namespace */
+    {
+        std::map<std::string, std::string> owner;
+        std::vector<std::string> errors;
+        auto claim = [&](const std::vector<elf_symbol> &syms, const std::string &rel) {
+            for (const auto &s : syms) {
+                if (!s.defined || !s.global) {
+                    continue;
+                }
+                auto [it, fresh] = owner.emplace(s.name, rel);
+                if (!fresh) {
+                    errors.push_back(rel + ": error: name clash: symbol '" + s.name +
+                                     "' is also defined by " + it->second +
+                                     "; make one static or rename it");
+                }
+            }
+        };
+        for (const auto &r : rieds) {
+            claim(r.syms, r.src->rel);
+        }
+        for (const auto &j : jams) {
+            claim(j.local_syms, j.src->rel);
+        }
+        if (!errors.empty()) {
+            std::string msg;
+            for (const auto &e : errors) {
+                msg += (msg.empty() ? "" : "\n") + e;
+            }
+            throw pkg_error(msg);
+        }
+    }
+
+    /* jams, injectable: the paper's GOT transformation */
+    parallel_each(jams.size(), jobs, [&](std::size_t i) {
+        jam_job &j = jams[i];
+        const std::string n     = j.src->name;
+        const std::string entry = n + "_main";
+        const fs::path s_file   = w / ("jam_" + n + ".s");
+        const fs::path p_file   = w / ("jam_" + n + ".tc.s");
+        const fs::path o_file   = w / ("jam_" + n + ".o");
+        const fs::path ld_file  = w / ("jam_" + n + ".ld");
+        const fs::path elf_file = w / ("jam_" + n + ".elf");
+
+        std::vector<std::string> c = {cc, "-x", "c", "-S", "-O2", "-g1"};
+        c.insert(c.end(), base.begin(), base.end());
+        c.insert(c.end(), {"-fPIC", "-fno-plt", "-fvisibility=hidden",
+                           "-ffunction-sections", "-fdata-sections", "-fno-common",
+                           "-fno-asynchronous-unwind-tables", "-fno-unwind-tables",
+                           "-fno-exceptions", "-fno-lto"});
+        if (x86) {
+            c.insert(c.end(), {"-mno-red-zone", "-masm=att"});
+        } else {
+            c.insert(c.end(), {"-mcmodel=" + cmodel, "-mno-outline-atomics"});
+        }
+        c.insert(c.end(), {"-DTC_JAM_NAME=" + n, "-DTC_JAM_INJECTABLE=1", "-include",
+                           "twochains/jam.h", j.src->path.string(), "-o", s_file.string()});
+        run_checked(c, "compiling jam " + j.src->rel);
+
+        got_patch_result pr = got_patch(arch, read_file(s_file), j.src->rel,
+                                        read_file(j.src->path));
+        write_file(p_file, pr.asm_text);
+        j.externals = pr.externals;
+
+        std::vector<std::string> a = {cc, "-c", "-x", "assembler", p_file.string(), "-o",
+                                      o_file.string()};
+        if (x86) {
+            a.push_back("-Wa,-mrelax-relocations=no");
+        }
+        run_checked(a, "assembling the GOT-patched jam " + j.src->rel);
+        elf_check_jam_object(arch, o_file, j.src->rel);
+
+        write_file(ld_file, linker_script(entry));
+        run_checked({cc, "-nostdlib", "-nostartfiles", "-static", "-Wl,-T," + ld_file.string(),
+                     "-Wl,--emit-relocs", "-Wl,--gc-sections", "-Wl,--build-id=none",
+                     "-Wl,--no-warn-rwx-segments", "-Wl,-z,noexecstack", "-o",
+                     elf_file.string(), o_file.string()},
+                    "linking the span of jam " + j.src->rel);
+        j.img  = elf_check_span(arch, elf_file, entry, j.src->rel);
+        j.hash = fnv1a64_of(j.img.bytes.data(), j.img.bytes.size());
+        j.flags = (j.has_init ? TC_JAM_F_HAS_PAYLOAD_INIT : 0u) |
+                  (j.has_max ? TC_JAM_F_HAS_MAX_SIZE : 0u) |
+                  ((j.img.data_offset < j.img.bytes.size()) ? TC_JAM_F_WRITABLE_DATA : 0u) |
+                  ((j.img.page_relative || pr.page_relative) ? TC_JAM_F_PAGE_ALIGN : 0u);
+    });
+
+    /* generated header and the Local Function library */
+    header_info hi{P, build_id, arch, {}, {}};
+    for (const auto &j : jams) {
+        hi.elements.push_back({j.id, j.src->name, j.has_init, j.has_max});
+    }
+    for (const auto &r : rieds) {
+        hi.rieds.push_back(r.src->name);
+    }
+    const fs::path hdr = w / (P + ".h");
+    write_file(hdr, generate_package_header(hi));
+    const fs::path tab_c = w / (P + "_tc_elements.c");
+    const fs::path tab_o = w / (P + "_tc_elements.o");
+    write_file(tab_c, generate_element_table(hi));
+    {
+        std::vector<std::string> c = {cc, "-x", "c", "-fPIC", "-O2", "-I", w.string()};
+        c.insert(c.end(), base.begin(), base.end());
+        c.insert(c.end(), {"-c", tab_c.string(), "-o", tab_o.string()});
+        run_checked(c, "compiling the element table of " + P);
+    }
+    const fs::path local_lib = w / pkg_local_lib_path("", P).filename();
+    {
+        std::vector<std::string> l = {cc, "-shared", "-o", local_lib.string(),
+                                      "-Wl,-soname," + local_lib.filename().string()};
+        for (const auto &j : jams) {
+            l.push_back(j.local_obj.string());
+        }
+        l.push_back(tab_o.string());
+        l.insert(l.end(), {"-L", w.string(), "-Wl,--no-as-needed"});
+        for (const auto &r : rieds) {
+            l.push_back("-l" + P + "_ried_" + r.src->name);
+        }
+        l.push_back("-Wl,-rpath,$ORIGIN");
+        l.insert(l.end(), o.cflags.begin(), o.cflags.end());
+        run_checked(l, "linking the Local Function library of " + P);
+    }
+
+    /* install; the manifest goes last so a failed install leaves none */
+    const fs::path share = pkg_share_dir(prefix, P);
+    fs::create_directories(share);
+    fs::create_directories(prefix / "lib");
+    fs::create_directories(prefix / "include" / "twochains");
+    fs::remove(share / TC_PKG_MANIFEST_NAME);
+
+    manifest m;
+    m.package      = P;
+    m.arch         = arch;
+    m.build_id     = build_id;
+    m.local_file   = relative_to_share(prefix, P, pkg_local_lib_path(prefix, P));
+    m.local_symbol = P + TC_PKG_ELEMENTS_SUFFIX;
+    std::set<std::string> keep;
+    for (const auto &r : rieds) {
+        fs::path dst = pkg_ried_lib_path(prefix, P, r.src->name);
+        copy_into(r.lib, dst);
+        keep.insert(dst.filename().string());
+        m.rieds.push_back({r.src->name, relative_to_share(prefix, P, dst)});
+    }
+    copy_into(local_lib, pkg_local_lib_path(prefix, P));
+    copy_into(hdr, pkg_header_path(prefix, P));
+    for (const char *h : {"jam.h", "jam_format.h"}) {
+        copy_into(api / "twochains" / h, prefix / "include" / "twochains" / h);
+    }
+
+    for (const auto &j : jams) {
+        const std::string n = j.src->name;
+        jam_file jf;
+        jf.header.machine         = static_cast<std::uint16_t>(arch_elf_machine(arch));
+        jf.header.element_id      = j.id;
+        jf.header.flags           = j.flags;
+        jf.header.got_slot_offset = j.img.got_slot_offset;
+        jf.header.entry_offset    = j.img.entry_offset;
+        jf.header.data_offset     = j.img.data_offset;
+        jf.header.span_hash       = j.hash;
+        jf.header.build_id        = build_id;
+        std::snprintf(jf.header.name, sizeof(jf.header.name), "%s", n.c_str());
+        if (n.size() >= sizeof(jf.header.name)) {
+            throw pkg_error(j.src->rel + ": error: jam name longer than " +
+                            std::to_string(TC_JAM_NAME_MAX - 1) + " characters");
+        }
+        jf.externals = j.externals;
+        jf.span      = j.img.bytes;
+        const std::string bin = "jam_" + n + ".bin";
+        write_binary(share / (bin + ".tmp"), jam_file_encode(jf));
+        fs::rename(share / (bin + ".tmp"), share / bin);
+        copy_into(w / ("jam_" + n + ".elf"), share / ("jam_" + n + ".elf"));
+        keep.insert(bin);
+        keep.insert("jam_" + n + ".elf");
+
+        manifest_element e;
+        e.id              = j.id;
+        e.name            = n;
+        e.span_size       = static_cast<std::uint32_t>(j.img.bytes.size());
+        e.span_hash       = j.hash;
+        e.got_slot_offset = j.img.got_slot_offset;
+        e.entry_offset    = j.img.entry_offset;
+        e.data_offset     = j.img.data_offset;
+        e.flags           = j.flags;
+        e.file            = bin;
+        e.externals       = j.externals;
+        m.elements.push_back(e);
+    }
+
+    /* files of elements and rieds that no longer exist */
+    for (const auto &de : fs::directory_iterator(share)) {
+        std::string f = de.path().filename().string();
+        if (starts_with(f, "jam_") && !keep.count(f)) {
+            fs::remove(de.path());
+        }
+    }
+    for (const auto &de : fs::directory_iterator(prefix / "lib")) {
+        std::string f = de.path().filename().string();
+        if (starts_with(f, "lib" + P + "_ried_") && ends_with(f, ".so") && !keep.count(f)) {
+            fs::remove(de.path());
+        }
+    }
+
+    write_file(share / (std::string(TC_PKG_MANIFEST_NAME) + ".tmp"), manifest_format(m));
+    fs::rename(share / (std::string(TC_PKG_MANIFEST_NAME) + ".tmp"),
+               share / TC_PKG_MANIFEST_NAME);
+
+    std::cout << "twochains-pkg: built package '" << P << "' for " << arch_name(arch)
+              << ", build id " << hex64(build_id) << ", into " << prefix.string() << "\n";
+    for (const auto &e : m.elements) {
+        std::cout << "  element " << e.id << " " << e.name << ": " << e.span_size
+                  << " bytes, " << e.externals.size() << " externals, hash "
+                  << hex64(e.span_hash) << "\n";
+    }
+    for (const auto &r : m.rieds) {
+        std::cout << "  ried " << r.name << "\n";
+    }
+}
+
+} // namespace tc::pkg
