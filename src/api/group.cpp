@@ -489,9 +489,12 @@ private:
             ++events;
         }
         events += deliver_stable();
-        if (status == UCS_OK && delivery_report_due_ && (now_s() - last_report_s_) >
-            kDeliveryReportIdleS) {
-            status = push_report(put_purpose::delivery_report);
+        if (status == UCS_OK && delivery_report_due_) {
+            if ((now_s() - last_report_s_) > kDeliveryReportIdleS) {
+                status = push_report(put_purpose::delivery_report);
+            } else {
+                ++events; /* keep the engine from sleeping past the deadline */
+            }
         }
         if (status != UCS_OK && !failed_) {
             failed_ = true;
