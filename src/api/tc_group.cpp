@@ -1,0 +1,143 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The C API over tc::ucp_node and tc::group. No exception crosses it: a
+ * failed allocation becomes UCS_ERR_NO_MEMORY.
+ */
+#include "api/group.hpp"
+
+#include <twochains/group.h>
+
+#include <ucs/debug/log_def.h>
+
+#include <cstring>
+#include <new>
+
+struct tc_node {
+    tc::ucp_node node;
+    explicit tc_node(tc_bootstrap_h boot) : node(boot) {}
+};
+
+struct tc_group {
+    std::unique_ptr<tc::group> group;
+};
+
+namespace {
+
+template<class F> ucs_status_t no_throw(F &&f)
+{
+    try {
+        return f();
+    } catch (const std::bad_alloc &) {
+        ucs_error("out of memory");
+        return UCS_ERR_NO_MEMORY;
+    } catch (const std::exception &e) {
+        ucs_error("unexpected error: %s", e.what());
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
+ucs_status_t send_copy(tc_group_h g, const void *data, size_t size, bool block)
+{
+    if (g == nullptr || (data == nullptr && size != 0)) {
+        ucs_error("tc_group_send: NULL group or data");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return no_throw([&] {
+        return g->group->send(size, [&](std::span<std::byte> buf) {
+            std::memcpy(buf.data(), data, size);
+        }, block);
+    });
+}
+
+} // namespace
+
+extern "C" {
+
+ucs_status_t tc_node_create(tc_bootstrap_h boot, tc_node_h *node_p)
+{
+    return no_throw([&] {
+        auto node = std::make_unique<tc_node>(boot);
+        if (node->node.status() != UCS_OK) {
+            return node->node.status();
+        }
+        *node_p = node.release();
+        return UCS_OK;
+    });
+}
+
+void tc_node_destroy(tc_node_h node)
+{
+    delete node;  /* owned since tc_node_create released it to the C caller */
+}
+
+tc_progress_engine_h tc_node_engine(tc_node_h node)
+{
+    return node->node.engine();
+}
+
+ucs_status_t tc_group_create(tc_node_h node, const tc_group_params_t *params, tc_group_h *group_p)
+{
+    if (node == nullptr || params == nullptr || group_p == nullptr || params->members == nullptr ||
+        params->member_count <= 0) {
+        ucs_error("tc_group_create: invalid arguments");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return no_throw([&] {
+        tc::group_params p;
+        p.members.assign(params->members, params->members + params->member_count);
+        if (params->senders != nullptr) {
+            p.senders.assign(params->senders, params->senders + params->sender_count);
+        }
+        p.max_payload = params->max_payload;
+        p.window      = params->window;
+        p.mode        = params->unordered ? tc::delivery_mode::raw : tc::delivery_mode::ordered;
+        if (params->deliver != nullptr) {
+            auto cb  = params->deliver;
+            auto arg = params->deliver_arg;
+            p.on_deliver = [cb, arg](const tc::message &m) {
+                tc_group_message_t cm{m.sender, m.index, m.seq, m.data.data(), m.data.size()};
+                cb(&cm, arg);
+            };
+        }
+        auto handle = std::make_unique<tc_group>();
+        ucs_status_t status = tc::group::create(node->node, p, handle->group);
+        if (status != UCS_OK) {
+            return status;
+        }
+        *group_p = handle->group ? handle.release() : nullptr;
+        return UCS_OK;
+    });
+}
+
+ucs_status_t tc_group_send(tc_group_h group, const void *data, size_t size)
+{
+    return send_copy(group, data, size, true);
+}
+
+ucs_status_t tc_group_send_nb(tc_group_h group, const void *data, size_t size)
+{
+    return send_copy(group, data, size, false);
+}
+
+ucs_status_t tc_group_flush(tc_group_h group)
+{
+    return group->group->flush();
+}
+
+ucs_status_t tc_group_close(tc_group_h group)
+{
+    return no_throw([&] { return group->group->close(); });
+}
+
+void tc_group_destroy(tc_group_h group)
+{
+    delete group;  /* released to the C caller by tc_group_create */
+}
+
+uint64_t tc_group_delivered(tc_group_h group)
+{
+    return group->group->stats().delivered;
+}
+
+} // extern "C"

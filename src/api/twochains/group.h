@@ -1,0 +1,78 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * C API of the replication layer, for MPI and PGAS runtimes. A node is one
+ * UCP context + worker + progress engine with endpoints to every rank of a
+ * bootstrap; groups (shards) are formed over a node. Usable from C and C++.
+ *
+ * Threads: every call on a node and its groups, and every delivery
+ * callback, happens on one thread (the one that drives the node's engine).
+ */
+#ifndef TWOCHAINS_GROUP_H_
+#define TWOCHAINS_GROUP_H_
+
+#include <twochains/bootstrap.h>
+#include <twochains/progress.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+BEGIN_C_DECLS
+
+typedef struct tc_node  *tc_node_h;
+typedef struct tc_group *tc_group_h;
+
+typedef struct tc_group_message {
+    int        sender;  /**< bootstrap rank of the sender */
+    int64_t    index;   /**< the sender's message number */
+    int64_t    seq;     /**< global sequence in the group's total order */
+    const void *data;
+    size_t     size;
+} tc_group_message_t;
+
+typedef void (*tc_group_deliver_cb_t)(const tc_group_message_t *msg, void *arg);
+
+typedef struct tc_group_params {
+    const int             *members;      /**< bootstrap ranks, in view order */
+    int                   member_count;
+    const int             *senders;      /**< NULL: every member sends */
+    int                   sender_count;
+    size_t                max_payload;   /**< largest message, bytes */
+    unsigned              window;        /**< slots per sender */
+    int                   unordered;     /**< deliver on receipt, no total order */
+    tc_group_deliver_cb_t deliver;
+    void                  *deliver_arg;
+} tc_group_params_t;
+
+/** Collective over the bootstrap. The node does not take @a boot. */
+ucs_status_t tc_node_create(tc_bootstrap_h boot, tc_node_h *node_p);
+void tc_node_destroy(tc_node_h node);
+tc_progress_engine_h tc_node_engine(tc_node_h node);
+
+/**
+ * Collective over every rank of the node's bootstrap, in the same order on
+ * each. Ranks outside @a params->members get *@a group_p == NULL and UCS_OK.
+ */
+ucs_status_t tc_group_create(tc_node_h node, const tc_group_params_t *params,
+                             tc_group_h *group_p);
+
+/** Multicast a copy of @a data; waits while the window is full. */
+ucs_status_t tc_group_send(tc_group_h group, const void *data, size_t size);
+
+/** Same, but UCS_ERR_NO_RESOURCE instead of waiting. */
+ucs_status_t tc_group_send_nb(tc_group_h group, const void *data, size_t size);
+
+ucs_status_t tc_group_flush(tc_group_h group);
+
+/** Collective over the members: returns once everything sent is delivered. */
+ucs_status_t tc_group_close(tc_group_h group);
+
+/** Closes if needed, then frees. */
+void tc_group_destroy(tc_group_h group);
+
+/** Application messages delivered here so far. */
+uint64_t tc_group_delivered(tc_group_h group);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,190 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Multi-process group check, written in C against <twochains/group.h> alone.
+ * Started by twochains-run. Every sender multicasts COUNT messages of random
+ * size (8 .. MAX bytes; the first 8 carry the sender's own number) and every
+ * member hashes what it delivers into an order-sensitive chain, checks every
+ * byte, and prints "group G chain HEX count N". Exit 0 only if all checks
+ * pass. With -2, two groups share the node: {0..n-2} and {1..n-1}.
+ *
+ * Usage: group_probe [-c COUNT] [-s MAX] [-w WINDOW] [-o (one sender)] [-2]
+ */
+#include <twochains/group.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    int      id;
+    uint64_t chain;
+    uint64_t count;
+    uint64_t bad;
+    int64_t  next[64];   /* next expected number per sender rank */
+    size_t   max;
+} probe_state_t;
+
+static uint64_t splitmix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static size_t msg_size(int group, int rank, int64_t k, size_t max)
+{
+    return 8 + splitmix(((uint64_t)group << 48) ^ ((uint64_t)rank << 32) ^ (uint64_t)k) % (max - 7);
+}
+
+static unsigned char msg_byte(int rank, int64_t k, size_t i)
+{
+    return (unsigned char)(rank * 31 + k * 7 + i * 13);
+}
+
+static void fnv(uint64_t *h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        *h = (*h ^ b[i]) * 1099511628211ull;
+    }
+}
+
+static void deliver(const tc_group_message_t *m, void *arg)
+{
+    probe_state_t *st = arg;
+    int64_t k;
+    size_t i;
+
+    fnv(&st->chain, &m->sender, sizeof(m->sender));
+    fnv(&st->chain, m->data, m->size);
+    ++st->count;
+    memcpy(&k, m->data, sizeof(k));
+    if (m->sender < 0 || m->sender >= 64 || k != st->next[m->sender]++ ||
+        m->size != msg_size(st->id, m->sender, k, st->max)) {
+        ++st->bad;
+        return;
+    }
+    for (i = 8; i < m->size; ++i) {
+        if (((const unsigned char*)m->data)[i] != msg_byte(m->sender, k, i)) {
+            ++st->bad;
+            return;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int64_t count = 1000, k;
+    size_t max = 256;
+    unsigned window = 32;
+    int one_sender = 0, two_groups = 0, opt, rank, size, g, ngroups, rc = 0;
+    int members[2][64], nmembers[2], senders[1];
+    tc_bootstrap_h boot;
+    tc_node_h node;
+    tc_group_h groups[2];
+    probe_state_t state[2];
+    unsigned char buf[65536];
+
+    while ((opt = getopt(argc, argv, "c:s:w:o2")) != -1) {
+        switch (opt) {
+        case 'c': count = atoll(optarg); break;
+        case 's': max = (size_t)atoll(optarg); break;
+        case 'w': window = (unsigned)atoi(optarg); break;
+        case 'o': one_sender = 1; break;
+        case '2': two_groups = 1; break;
+        default: return 2;
+        }
+    }
+    if (max < 8 || max > sizeof(buf)) {
+        fprintf(stderr, "-s must be 8..%zu\n", sizeof(buf));
+        return 2;
+    }
+    if (tc_bootstrap_create_from_env(&boot) != UCS_OK) {
+        return 2;
+    }
+    rank = tc_bootstrap_rank(boot);
+    size = tc_bootstrap_size(boot);
+    if (size > 64 || (two_groups && size < 3)) {
+        fprintf(stderr, "need 3..64 ranks\n");
+        return 2;
+    }
+    if (tc_node_create(boot, &node) != UCS_OK) {
+        return 2;
+    }
+
+    ngroups = two_groups ? 2 : 1;
+    for (g = 0; g < ngroups; ++g) {
+        int first = (two_groups && g == 1) ? 1 : 0;
+        int last  = (two_groups && g == 0) ? size - 2 : size - 1;
+        tc_group_params_t p;
+        nmembers[g] = 0;
+        for (k = first; k <= last; ++k) {
+            members[g][nmembers[g]++] = (int)k;
+        }
+        memset(&state[g], 0, sizeof(state[g]));
+        state[g].id    = g;
+        state[g].chain = 1469598103934665603ull;
+        state[g].max   = max;
+        senders[0]     = members[g][0];
+        memset(&p, 0, sizeof(p));
+        p.members      = members[g];
+        p.member_count = nmembers[g];
+        p.senders      = one_sender ? senders : NULL;
+        p.sender_count = one_sender ? 1 : 0;
+        p.max_payload  = max;
+        p.window       = window;
+        p.deliver      = deliver;
+        p.deliver_arg  = &state[g];
+        if (tc_group_create(node, &p, &groups[g]) != UCS_OK) {
+            return 2;
+        }
+    }
+
+    /* interleave the groups so that both are busy on the one worker */
+    for (k = 0; k < count; ++k) {
+        for (g = 0; g < ngroups; ++g) {
+            size_t n, i;
+            if (groups[g] == NULL || (one_sender && rank != members[g][0])) {
+                continue;
+            }
+            n = msg_size(g, rank, k, max);
+            memcpy(buf, &k, sizeof(k));
+            for (i = 8; i < n; ++i) {
+                buf[i] = msg_byte(rank, k, i);
+            }
+            if (tc_group_send(groups[g], buf, n) != UCS_OK) {
+                fprintf(stderr, "send %lld failed\n", (long long)k);
+                return 1;
+            }
+        }
+    }
+
+    for (g = 0; g < ngroups; ++g) {
+        uint64_t expected;
+        if (groups[g] == NULL) {
+            continue;
+        }
+        if (tc_group_close(groups[g]) != UCS_OK) {
+            rc = 1;
+        }
+        expected = (uint64_t)count * (one_sender ? 1 : nmembers[g]);
+        printf("group %d chain %016llx count %llu bad %llu\n", g,
+               (unsigned long long)state[g].chain, (unsigned long long)state[g].count,
+               (unsigned long long)state[g].bad);
+        if (state[g].count != expected || state[g].bad != 0 ||
+            tc_group_delivered(groups[g]) != expected) {
+            fprintf(stderr, "group %d: delivered %llu (expected %llu), %llu bad\n", g,
+                    (unsigned long long)state[g].count, (unsigned long long)expected,
+                    (unsigned long long)state[g].bad);
+            rc = 1;
+        }
+        tc_group_destroy(groups[g]);
+    }
+    tc_node_destroy(node);
+    tc_bootstrap_destroy(boot);
+    return rc;
+}
