@@ -35,7 +35,10 @@ typedef struct tc_bootstrap_ops {
     void         (*destroy)(void *ctx);
 } tc_bootstrap_ops_t;
 
-/** Wrap a backend (e.g. MPI_Allgatherv or PMIx fence). Takes @a ctx. */
+/**
+ * Wrap a backend (e.g. MPI_Allgatherv or PMIx fence). Takes @a ctx on
+ * success (ops->destroy releases it); on error the caller still owns it.
+ */
 ucs_status_t tc_bootstrap_create(const tc_bootstrap_ops_t *ops, void *ctx,
                                  int rank, int size, tc_bootstrap_h *boot_p);
 
@@ -50,7 +53,8 @@ ucs_status_t tc_bootstrap_create_from_env(tc_bootstrap_h *boot_p);
 /**
  * TCP rendezvous. Rank 0 listens on @a root ("host:port"; port 0 is not
  * allowed) or on @a listen_fd when >= 0; the others connect, retrying until
- * @a timeout_s.
+ * @a timeout_s. @a listen_fd stays the caller's (it is made non-blocking,
+ * not closed); tc_bootstrap_create_from_env closes the inherited one.
  */
 ucs_status_t tc_bootstrap_tcp_create(const char *root, int listen_fd,
                                      int rank, int size, double timeout_s,

@@ -1,0 +1,1396 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * TCP rendezvous bootstrap. Rank 0 (the root) listens on "host:port" or on a
+ * socket it inherited; every other rank connects to it and says hello
+ * {magic, version, rank, size}. The root checks each hello, and once all
+ * ranks are there answers each with a status frame. A collective is a gather
+ * to the root and a reply from it: {status, lens[size], concatenation}. The
+ * wire format is in bootstrap_int.h.
+ *
+ * Threads: a handle is used by one thread at a time; nothing is shared
+ * between handles. Invariants:
+ *  - every read and write is non-blocking and waits in poll() against the
+ *    deadline of the current step (create or one collective), so every call
+ *    returns within the bootstrap timeout, plus at most TC_BOOT_TCP_LINGER_S
+ *    spent telling the others about a failure;
+ *  - no length from the wire is trusted beyond TC_BOOT_TCP_MAX_LEN per rank
+ *    and TC_BOOT_TCP_MAX_TOTAL in all before anything is allocated;
+ *  - once a step fails the handle is failed for good (status != UCS_OK): the
+ *    root sent an error frame to every member it had and closed; a member
+ *    closed its connection, so the root sees EOF and tells the others.
+ */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE          /* accept4 */
+#endif
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "bootstrap_int.h"
+
+#include <base/debug.h>
+
+#include <ucs/debug/log_def.h>
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Connections the root holds open before they said hello. */
+#define TC_BOOT_TCP_MAX_PENDING    64
+
+/* Longest time spent telling the others about a failure, and waiting for
+ * them to hang up so that nothing we sent is lost to a reset. */
+#define TC_BOOT_TCP_LINGER_S       0.5
+
+/* Connect retry backoff. */
+#define TC_BOOT_TCP_BACKOFF_MIN_S  0.01
+#define TC_BOOT_TCP_BACKOFF_MAX_S  0.25
+
+#define TC_BOOT_TCP_NAME_MAX       80
+
+/* Connections, besides the members, that hear why the root gave up: the
+ * pending ones, the one that caused it, and those still in the backlog. */
+#define TC_BOOT_TCP_MAX_EXTRA      (2 * TC_BOOT_TCP_MAX_PENDING + 1)
+
+#define TC_BOOT_TCP_NPFDS(_size)   ((_size) + TC_BOOT_TCP_MAX_EXTRA)
+
+typedef struct tc_boot_tcp {
+    int          rank;
+    int          size;
+    double       timeout_s;
+    uint32_t     seq;         /* of the last collective */
+    ucs_status_t status;      /* UCS_OK until a step fails */
+    int          root_fd;     /* member: connection to the root */
+    int          *fds;        /* root: fds[r] is rank r's connection */
+    struct pollfd *pfds;      /* root: scratch, TC_BOOT_TCP_NPFDS entries */
+    int          *peer;       /* root: scratch, rank of pfds[i] */
+    int          *done;       /* root: scratch, per rank */
+    char         root_name[TC_BOOT_TCP_NAME_MAX];
+} tc_boot_tcp_t;
+
+/* Incoming bytes of one frame from one connection. */
+typedef struct tc_boot_tcp_rx {
+    void   *buf;
+    size_t len;
+    size_t got;
+} tc_boot_tcp_rx_t;
+
+/* --- time and socket helpers -------------------------------------------- */
+
+static double tc_boot_tcp_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Milliseconds left until @a deadline, rounded up, for poll(). */
+static int tc_boot_tcp_poll_ms(double deadline)
+{
+    double left = deadline - tc_boot_tcp_now();
+
+    if (left <= 0) {
+        return 0;
+    }
+    if (left > INT_MAX / 1000.0) {
+        return INT_MAX;
+    }
+    return (int)(left * 1000.0) + 1;
+}
+
+static void tc_boot_tcp_sleep(double seconds)
+{
+    struct timespec ts;
+
+    if (seconds <= 0) {
+        return;
+    }
+    ts.tv_sec  = (time_t)seconds;
+    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+    nanosleep(&ts, NULL);          /* EINTR: the caller re-checks its deadline */
+}
+
+static void tc_boot_tcp_close(int *fd_p)
+{
+    if (*fd_p >= 0) {
+        close(*fd_p);
+        *fd_p = -1;
+    }
+}
+
+static ucs_status_t tc_boot_tcp_set_nonblock(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+
+    if ((flags < 0) || (fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)) {
+        ucs_error("fcntl(fd %d, O_NONBLOCK) failed: %s", fd, strerror(errno));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+static void tc_boot_tcp_set_nodelay(int fd)
+{
+    int one = 1;
+
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0) {
+        ucs_debug("setsockopt(fd %d, TCP_NODELAY) failed: %s", fd,
+                  strerror(errno));
+    }
+}
+
+static void tc_boot_tcp_peer_name(int fd, char *name, size_t max)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen = sizeof(ss);
+    char host[INET6_ADDRSTRLEN];
+    const void *addr;
+    int port;
+
+    if (getpeername(fd, (struct sockaddr*)&ss, &sslen) < 0) {
+        snprintf(name, max, "fd %d", fd);
+        return;
+    }
+    if (ss.ss_family == AF_INET6) {
+        addr = &((struct sockaddr_in6*)&ss)->sin6_addr;
+        port = ntohs(((struct sockaddr_in6*)&ss)->sin6_port);
+    } else {
+        addr = &((struct sockaddr_in*)&ss)->sin_addr;
+        port = ntohs(((struct sockaddr_in*)&ss)->sin_port);
+    }
+    if (inet_ntop(ss.ss_family, addr, host, sizeof(host)) == NULL) {
+        snprintf(name, max, "fd %d", fd);
+        return;
+    }
+    snprintf(name, max, "%s:%d", host, port);
+}
+
+/* Text for a failed transfer: errno, or what the status says. */
+static const char *tc_boot_tcp_io_str(ucs_status_t status, int err)
+{
+    switch (status) {
+    case UCS_ERR_CONNECTION_RESET:
+        return (err == 0) ? "peer closed the connection" : strerror(err);
+    case UCS_ERR_TIMED_OUT:
+        return "timed out";
+    default:
+        return (err == 0) ? ucs_status_string(status) : strerror(err);
+    }
+}
+
+static ucs_status_t tc_boot_tcp_errno_status(int err)
+{
+    switch (err) {
+    case ECONNRESET:
+    case EPIPE:
+    case ENOTCONN:
+    case ECONNABORTED:
+        return UCS_ERR_CONNECTION_RESET;
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
+/* Receive what is available into @a rx. UCS_OK once complete,
+ * UCS_INPROGRESS when more is to come, else the error (and *err_p). */
+static ucs_status_t tc_boot_tcp_rx_progress(int fd, tc_boot_tcp_rx_t *rx,
+                                            int *err_p)
+{
+    ssize_t n;
+
+    while (rx->got < rx->len) {
+        n = recv(fd, (char*)rx->buf + rx->got, rx->len - rx->got, 0);
+        if (n > 0) {
+            rx->got += n;
+        } else if (n == 0) {
+            *err_p = 0;
+            return UCS_ERR_CONNECTION_RESET;
+        } else if (errno == EINTR) {
+            continue;
+        } else if ((errno == EAGAIN) || (errno == EWOULDBLOCK)) {
+            return UCS_INPROGRESS;
+        } else {
+            *err_p = errno;
+            return tc_boot_tcp_errno_status(errno);
+        }
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t tc_boot_tcp_wait(int fd, short events, double deadline,
+                                     int *err_p)
+{
+    struct pollfd pfd = {.fd = fd, .events = events};
+    int ret;
+
+    for (;;) {
+        ret = poll(&pfd, 1, tc_boot_tcp_poll_ms(deadline));
+        if (ret > 0) {
+            return UCS_OK;   /* readable, writable, or an error to read */
+        } else if ((ret == 0) && (tc_boot_tcp_now() >= deadline)) {
+            *err_p = ETIMEDOUT;
+            return UCS_ERR_TIMED_OUT;
+        } else if ((ret < 0) && (errno != EINTR)) {
+            *err_p = errno;
+            return UCS_ERR_IO_ERROR;
+        }
+    }
+}
+
+static ucs_status_t tc_boot_tcp_recv(int fd, void *buf, size_t len,
+                                     double deadline, int *err_p)
+{
+    tc_boot_tcp_rx_t rx = {.buf = buf, .len = len, .got = 0};
+    ucs_status_t status;
+
+    for (;;) {
+        status = tc_boot_tcp_rx_progress(fd, &rx, err_p);
+        if (status != UCS_INPROGRESS) {
+            return status;
+        }
+        status = tc_boot_tcp_wait(fd, POLLIN, deadline, err_p);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+}
+
+static ucs_status_t tc_boot_tcp_send(int fd, const void *buf, size_t len,
+                                     double deadline, int *err_p)
+{
+    size_t sent = 0;
+    ucs_status_t status;
+    ssize_t n;
+
+    while (sent < len) {
+        n = send(fd, (const char*)buf + sent, len - sent, MSG_NOSIGNAL);
+        if (n >= 0) {
+            sent += n;
+        } else if (errno == EINTR) {
+            continue;
+        } else if ((errno == EAGAIN) || (errno == EWOULDBLOCK)) {
+            status = tc_boot_tcp_wait(fd, POLLOUT, deadline, err_p);
+            if (status != UCS_OK) {
+                return status;
+            }
+        } else {
+            *err_p = errno;
+            return tc_boot_tcp_errno_status(errno);
+        }
+    }
+    return UCS_OK;
+}
+
+/* A status frame (and its reason, on error). */
+static ucs_status_t tc_boot_tcp_send_status(int fd, uint32_t seq,
+                                            ucs_status_t status,
+                                            const char *reason,
+                                            double deadline, int *err_p)
+{
+    char frame[sizeof(tc_boot_tcp_status_t) + TC_BOOT_TCP_MAX_REASON];
+    tc_boot_tcp_status_t hdr;
+    size_t reason_len;
+
+    reason_len = (status == UCS_OK) ? 0 :
+                 strnlen(reason, TC_BOOT_TCP_MAX_REASON);
+    hdr.magic      = htonl(TC_BOOT_TCP_MAGIC);
+    hdr.seq        = htonl(seq);
+    hdr.status     = (int32_t)htonl((uint32_t)status);
+    hdr.reason_len = htonl((uint32_t)reason_len);
+    memcpy(frame, &hdr, sizeof(hdr));
+    memcpy(frame + sizeof(hdr), reason, reason_len);
+    return tc_boot_tcp_send(fd, frame, sizeof(hdr) + reason_len, deadline,
+                            err_p);
+}
+
+/*
+ * Receive a status frame. When it carries an error, log the root's reason
+ * and return that error (a code outside UCX's range becomes IO_ERROR).
+ */
+static ucs_status_t tc_boot_tcp_recv_status(tc_boot_tcp_t *tcp, uint32_t seq,
+                                            const char *step, double deadline)
+{
+    char reason[TC_BOOT_TCP_MAX_REASON + 1];
+    tc_boot_tcp_status_t hdr;
+    ucs_status_t status;
+    uint32_t reason_len;
+    int err = 0;
+
+    status = tc_boot_tcp_recv(tcp->root_fd, &hdr, sizeof(hdr), deadline, &err);
+    if (status != UCS_OK) {
+        ucs_error("bootstrap rank %d: no answer from root %s during %s: %s",
+                  tcp->rank, tcp->root_name, step,
+                  tc_boot_tcp_io_str(status, err));
+        return status;
+    }
+
+    if (ntohl(hdr.magic) != TC_BOOT_TCP_MAGIC) {
+        ucs_error("bootstrap rank %d: root %s sent a bad frame during %s "
+                  "(magic 0x%08x)", tcp->rank, tcp->root_name, step,
+                  ntohl(hdr.magic));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    status = (ucs_status_t)(int32_t)ntohl((uint32_t)hdr.status);
+    if (status == UCS_OK) {
+        if (ntohl(hdr.seq) != seq) {
+            ucs_error("bootstrap rank %d: root %s answered step %u during "
+                      "%s (expected %u)", tcp->rank, tcp->root_name,
+                      ntohl(hdr.seq), step, seq);
+            return UCS_ERR_IO_ERROR;
+        }
+        return UCS_OK;
+    }
+
+    /* An error frame: whatever its seq, it is the root's last word. */
+    reason_len = ntohl(hdr.reason_len);
+    if (reason_len > TC_BOOT_TCP_MAX_REASON) {
+        reason_len = 0;
+    }
+    if ((reason_len == 0) ||
+        (tc_boot_tcp_recv(tcp->root_fd, reason, reason_len, deadline,
+                          &err) != UCS_OK)) {
+        reason_len = 0;
+    }
+    reason[reason_len] = '\0';
+
+    if ((status >= UCS_OK) || (status <= UCS_ERR_LAST)) {
+        status = UCS_ERR_IO_ERROR;
+    }
+    ucs_error("bootstrap rank %d: root %s reported a failure during %s: %s "
+              "(%s)", tcp->rank, tcp->root_name, step,
+              reason_len ? reason : "no reason given",
+              ucs_status_string(status));
+    return status;
+}
+
+/* --- addresses ----------------------------------------------------------- */
+
+/* "host:port" or "[v6addr]:port" into host and port. */
+static ucs_status_t tc_boot_tcp_parse_root(const char *root, char *host,
+                                           size_t host_max, char *port,
+                                           size_t port_max, int allow_port0)
+{
+    const char *colon, *hbegin, *hend;
+    char *end;
+    long num;
+
+    if ((root == NULL) || (root[0] == '\0')) {
+        ucs_error("bootstrap root address is empty (expected host:port)");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    colon = strrchr(root, ':');
+    if (colon == NULL) {
+        goto err_format;
+    }
+
+    hbegin = root;
+    hend   = colon;
+    if (root[0] == '[') {
+        if ((colon == root) || (colon[-1] != ']')) {
+            goto err_format;
+        }
+        hbegin = root + 1;
+        hend   = colon - 1;
+    }
+    if ((size_t)(hend - hbegin) >= host_max) {
+        goto err_format;
+    }
+    memcpy(host, hbegin, hend - hbegin);
+    host[hend - hbegin] = '\0';
+
+    errno = 0;
+    num   = strtol(colon + 1, &end, 10);
+    if ((colon[1] == '\0') || (*end != '\0') || (errno != 0) || (num < 0) ||
+        (num > 65535) || (strlen(colon + 1) >= port_max)) {
+        goto err_format;
+    }
+    if ((num == 0) && !allow_port0) {
+        ucs_error("bootstrap root '%s': port 0 is not allowed (pass a "
+                  "listening socket to let the system choose)", root);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    snprintf(port, port_max, "%ld", num);
+    return UCS_OK;
+
+err_format:
+    ucs_error("invalid bootstrap root address '%s' (expected host:port)",
+              root);
+    return UCS_ERR_INVALID_PARAM;
+}
+
+static ucs_status_t tc_boot_tcp_resolve(const char *root, int passive,
+                                        struct addrinfo **res_p)
+{
+    char host[256], port[16];
+    struct addrinfo hints;
+    ucs_status_t status;
+    int ret;
+
+    status = tc_boot_tcp_parse_root(root, host, sizeof(host), port,
+                                    sizeof(port), 0);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family   = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags    = passive ? AI_PASSIVE : 0;
+    ret = getaddrinfo(((host[0] == '\0') || !strcmp(host, "*")) ? NULL : host,
+                      port, &hints, res_p);
+    if (ret != 0) {
+        ucs_error("cannot resolve bootstrap root '%s': %s", root,
+                  gai_strerror(ret));
+        return UCS_ERR_INVALID_ADDR;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t tc_boot_tcp_listen(const char *root, int *fd_p)
+{
+    struct addrinfo *res, *ai;
+    ucs_status_t status;
+    int fd, one = 1, err = 0;
+
+    status = tc_boot_tcp_resolve(root, 1, &res);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    for (ai = res; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family,
+                    ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                    ai->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if ((bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) &&
+            (listen(fd, SOMAXCONN) == 0)) {
+            freeaddrinfo(res);
+            ucs_debug("bootstrap root listening on %s, fd %d", root, fd);
+            *fd_p = fd;
+            return UCS_OK;
+        }
+        err = errno;
+        close(fd);
+    }
+
+    freeaddrinfo(res);
+    ucs_error("bootstrap root cannot listen on %s: %s", root, strerror(err));
+    return (err == EADDRINUSE) ? UCS_ERR_BUSY : UCS_ERR_IO_ERROR;
+}
+
+/* One connection attempt to one address, within @a deadline. Returns the
+ * connected socket, or -1 with *err_p set. */
+static int tc_boot_tcp_connect_one(const struct addrinfo *ai, double deadline,
+                                   int *err_p)
+{
+    socklen_t errlen = sizeof(*err_p);
+    ucs_status_t status;
+    int fd;
+
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                ai->ai_protocol);
+    if (fd < 0) {
+        *err_p = errno;
+        return -1;
+    }
+
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+        return fd;
+    }
+    if (errno != EINPROGRESS) {
+        *err_p = errno;
+        goto err_close;
+    }
+
+    status = tc_boot_tcp_wait(fd, POLLOUT, deadline, err_p);
+    if (status != UCS_OK) {
+        goto err_close;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, err_p, &errlen) < 0) {
+        *err_p = errno;
+        goto err_close;
+    }
+    if (*err_p != 0) {
+        goto err_close;
+    }
+    return fd;
+
+err_close:
+    close(fd);
+    return -1;
+}
+
+/* Connect to the root, retrying until @a deadline; one error log at most. */
+static ucs_status_t tc_boot_tcp_connect(tc_boot_tcp_t *tcp, const char *root,
+                                        double deadline)
+{
+    double backoff = TC_BOOT_TCP_BACKOFF_MIN_S;
+    struct addrinfo *res, *ai;
+    ucs_status_t status;
+    int fd, err = 0, attempts = 0;
+
+    status = tc_boot_tcp_resolve(root, 0, &res);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    for (;;) {
+        for (ai = res; ai != NULL; ai = ai->ai_next) {
+            fd = tc_boot_tcp_connect_one(ai, deadline, &err);
+            if (fd >= 0) {
+                freeaddrinfo(res);
+                ucs_debug("bootstrap rank %d connected to root %s after %d "
+                          "attempt(s)", tcp->rank, root, attempts + 1);
+                tcp->root_fd = fd;
+                return UCS_OK;
+            }
+        }
+
+        if (attempts++ == 0) {
+            ucs_debug("bootstrap rank %d: connecting to root %s: %s; retrying "
+                      "for up to %.1f s", tcp->rank, root, strerror(err),
+                      tcp->timeout_s);
+        }
+        if (tc_boot_tcp_now() + backoff >= deadline) {
+            break;
+        }
+        tc_boot_tcp_sleep(backoff);
+        backoff = (backoff * 2 < TC_BOOT_TCP_BACKOFF_MAX_S) ? backoff * 2 :
+                  TC_BOOT_TCP_BACKOFF_MAX_S;
+    }
+
+    freeaddrinfo(res);
+    ucs_error("bootstrap rank %d: cannot connect to root %s within %.1f s "
+              "(%d attempts): %s", tcp->rank, root, tcp->timeout_s, attempts,
+              strerror(err));
+    switch (err) {
+    case ECONNREFUSED:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+        return UCS_ERR_UNREACHABLE;
+    default:
+        return UCS_ERR_TIMED_OUT;
+    }
+}
+
+/* --- root ---------------------------------------------------------------- */
+
+/*
+ * The root gives up: tell every member it has, and the @a nextra connections
+ * in @a extra_fds (not members yet), why; stop sending, wait briefly for
+ * them to hang up so that the frame is not lost to a reset, and close all.
+ */
+static void tc_boot_tcp_root_abort(tc_boot_tcp_t *tcp, const int *extra_fds,
+                                   int nextra, ucs_status_t status,
+                                   const char *reason)
+{
+    double deadline      = tc_boot_tcp_now() + TC_BOOT_TCP_LINGER_S;
+    struct pollfd *pfds = tcp->pfds;
+    int nfds            = tcp->size + nextra;
+    char sink[4096];
+    int r, open_fds, err;
+    ssize_t n;
+
+    tc_assert(nextra <= TC_BOOT_TCP_MAX_EXTRA);
+    tcp->status = status;
+
+    for (r = 0; r < nfds; ++r) {
+        pfds[r].fd     = (r < tcp->size) ? tcp->fds[r] :
+                         extra_fds[r - tcp->size];
+        pfds[r].events = POLLIN;
+        if (pfds[r].fd < 0) {
+            continue;
+        }
+        /* best effort: a member that is gone cannot be told */
+        if (tc_boot_tcp_send_status(pfds[r].fd, tcp->seq, status, reason,
+                                    deadline, &err) == UCS_OK) {
+            shutdown(pfds[r].fd, SHUT_WR);
+        }
+    }
+
+    /* drain until every member hung up, or the linger time is over */
+    for (;;) {
+        open_fds = 0;
+        for (r = 0; r < nfds; ++r) {
+            open_fds += (pfds[r].fd >= 0);
+        }
+        if ((open_fds == 0) ||
+            (poll(pfds, nfds, tc_boot_tcp_poll_ms(deadline)) <= 0)) {
+            break;
+        }
+        for (r = 0; r < nfds; ++r) {
+            if ((pfds[r].fd < 0) || (pfds[r].revents == 0)) {
+                continue;
+            }
+            n = recv(pfds[r].fd, sink, sizeof(sink), MSG_DONTWAIT);
+            if ((n == 0) || ((n < 0) && (errno != EINTR) &&
+                             (errno != EAGAIN) && (errno != EWOULDBLOCK))) {
+                pfds[r].fd = -1;       /* hung up; closed below */
+            }
+        }
+    }
+
+    for (r = 0; r < tcp->size; ++r) {
+        tc_boot_tcp_close(&tcp->fds[r]);
+    }
+    for (r = 0; r < nextra; ++r) {
+        close(extra_fds[r]);
+    }
+}
+
+/* A connection that has not said hello yet. */
+typedef struct tc_boot_tcp_pending {
+    int                 fd;
+    tc_boot_tcp_hello_t hello;
+    tc_boot_tcp_rx_t    rx;
+    char                name[TC_BOOT_TCP_NAME_MAX];
+} tc_boot_tcp_pending_t;
+
+/*
+ * Check a complete hello. UCS_OK: @a p becomes rank *rank_p. UCS_ERR_NO_ELEM:
+ * not a bootstrap peer, drop the connection and carry on. Anything else is
+ * fatal for the whole bootstrap; @a reason says why.
+ */
+static ucs_status_t tc_boot_tcp_root_check_hello(tc_boot_tcp_t *tcp,
+                                                 tc_boot_tcp_pending_t *p,
+                                                 char *reason, size_t max,
+                                                 int *rank_p)
+{
+    uint32_t magic   = ntohl(p->hello.magic);
+    uint16_t version = ntohs(p->hello.version);
+    int32_t rank     = (int32_t)ntohl((uint32_t)p->hello.rank);
+    int32_t size     = (int32_t)ntohl((uint32_t)p->hello.size);
+    char other[TC_BOOT_TCP_NAME_MAX];
+
+    if (magic != TC_BOOT_TCP_MAGIC) {
+        ucs_error("bootstrap root: rejected connection from %s: not a "
+                  "bootstrap hello (magic 0x%08x, expected 0x%08x)", p->name,
+                  magic, TC_BOOT_TCP_MAGIC);
+        return UCS_ERR_NO_ELEM;
+    }
+    if (version != TC_BOOT_TCP_VERSION) {
+        snprintf(reason, max, "rank %d at %s speaks bootstrap protocol %u, "
+                 "the root speaks %u", rank, p->name, version,
+                 TC_BOOT_TCP_VERSION);
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (size != tcp->size) {
+        snprintf(reason, max, "size mismatch: rank %d at %s announced size "
+                 "%d, the root has size %d", rank, p->name, size, tcp->size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((rank <= 0) || (rank >= tcp->size)) {
+        snprintf(reason, max, "%s announced rank %d, which is out of range "
+                 "[1, %d)", p->name, rank, tcp->size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (tcp->fds[rank] >= 0) {
+        tc_boot_tcp_peer_name(tcp->fds[rank], other, sizeof(other));
+        snprintf(reason, max, "duplicate rank %d: announced by %s and by %s",
+                 rank, other, p->name);
+        return UCS_ERR_ALREADY_EXISTS;
+    }
+
+    *rank_p = rank;
+    return UCS_OK;
+}
+
+static void tc_boot_tcp_missing_ranks(tc_boot_tcp_t *tcp, const int *done,
+                                      char *buf, size_t max)
+{
+    size_t off = 0;
+    int r, n;
+
+    buf[0] = '\0';
+    for (r = 1; (r < tcp->size) && (off < max); ++r) {
+        if (!done[r]) {
+            n = snprintf(buf + off, max - off, "%s%d", off ? "," : "", r);
+            off += (n > 0) ? (size_t)n : 0;
+        }
+    }
+}
+
+static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
+                                                int listen_fd, double deadline)
+{
+    tc_boot_tcp_pending_t pending[TC_BOOT_TCP_MAX_PENDING];
+    struct pollfd *pfds  = tcp->pfds;
+    int *connected_flags = tcp->done;
+    char reason[TC_BOOT_TCP_MAX_REASON], missing[128];
+    int npending = 0, connected = 0, offender = -1, nextra, i, fd, rank, err;
+    int extra[TC_BOOT_TCP_MAX_EXTRA], nfds, ret;
+    ucs_status_t status;
+
+    memset(connected_flags, 0, tcp->size * sizeof(*connected_flags));
+
+    while (connected < tcp->size - 1) {
+        if (tc_boot_tcp_now() >= deadline) {
+            tc_boot_tcp_missing_ranks(tcp, connected_flags, missing,
+                                      sizeof(missing));
+            snprintf(reason, sizeof(reason), "timed out after %.1f s waiting "
+                     "for rank(s) %s of %d to connect", tcp->timeout_s,
+                     missing, tcp->size);
+            status = UCS_ERR_TIMED_OUT;
+            goto err_fatal;
+        }
+
+        /* poll: the listening socket while there is room, and every
+         * connection that has not completed its hello */
+        nfds = 0;
+        if (npending < TC_BOOT_TCP_MAX_PENDING) {
+            pfds[nfds].fd     = listen_fd;
+            pfds[nfds].events = POLLIN;
+            ++nfds;
+        }
+        for (i = 0; i < npending; ++i) {
+            pfds[nfds].fd     = pending[i].fd;
+            pfds[nfds].events = POLLIN;
+            ++nfds;
+        }
+
+        ret = poll(pfds, nfds, tc_boot_tcp_poll_ms(deadline));
+        if ((ret < 0) && (errno != EINTR)) {
+            snprintf(reason, sizeof(reason), "poll failed: %s",
+                     strerror(errno));
+            status = UCS_ERR_IO_ERROR;
+            goto err_fatal;
+        }
+        if (ret <= 0) {
+            continue;           /* the deadline is checked at the top */
+        }
+
+        /* new connections */
+        while (npending < TC_BOOT_TCP_MAX_PENDING) {
+            fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd < 0) {
+                if ((errno != EAGAIN) && (errno != EWOULDBLOCK) &&
+                    (errno != EINTR) && (errno != ECONNABORTED)) {
+                    ucs_debug("bootstrap root: accept failed: %s",
+                              strerror(errno));
+                }
+                break;
+            }
+            tc_boot_tcp_set_nodelay(fd);
+            memset(&pending[npending], 0, sizeof(pending[npending]));
+            pending[npending].fd     = fd;
+            pending[npending].rx.len = sizeof(pending[npending].hello);
+            tc_boot_tcp_peer_name(fd, pending[npending].name,
+                                  sizeof(pending[npending].name));
+            ucs_debug("bootstrap root: connection from %s",
+                      pending[npending].name);
+            ++npending;
+        }
+
+        /* hellos; iterate backwards so that removing entry i is cheap */
+        for (i = npending - 1; i >= 0; --i) {
+            /* entries move when others leave: point at our own hello */
+            pending[i].rx.buf = &pending[i].hello;
+            err               = 0;
+            status = tc_boot_tcp_rx_progress(pending[i].fd, &pending[i].rx,
+                                             &err);
+            if (status == UCS_INPROGRESS) {
+                continue;
+            }
+
+            if (status != UCS_OK) {
+                if (pending[i].rx.got == 0) {
+                    /* a port probe, or a member that gave up */
+                    ucs_debug("bootstrap root: %s hung up before hello: %s",
+                              pending[i].name,
+                              tc_boot_tcp_io_str(status, err));
+                } else {
+                    ucs_error("bootstrap root: rejected connection from %s: "
+                              "%zu-byte hello instead of %zu (%s)",
+                              pending[i].name, pending[i].rx.got,
+                              pending[i].rx.len,
+                              tc_boot_tcp_io_str(status, err));
+                }
+                close(pending[i].fd);
+            } else {
+                status = tc_boot_tcp_root_check_hello(tcp, &pending[i], reason,
+                                                      sizeof(reason), &rank);
+                if (status == UCS_ERR_NO_ELEM) {
+                    close(pending[i].fd);
+                } else if (status != UCS_OK) {
+                    offender   = pending[i].fd;
+                    pending[i] = pending[--npending];
+                    goto err_fatal;
+                } else {
+                    ucs_debug("bootstrap root: rank %d is %s", rank,
+                              pending[i].name);
+                    tcp->fds[rank]        = pending[i].fd;
+                    connected_flags[rank] = 1;
+                    ++connected;
+                }
+            }
+            pending[i] = pending[--npending];
+        }
+    }
+
+    /* everyone is here */
+    for (rank = 1; rank < tcp->size; ++rank) {
+        status = tc_boot_tcp_send_status(tcp->fds[rank], 0, UCS_OK, "",
+                                         deadline, &err);
+        if (status != UCS_OK) {
+            snprintf(reason, sizeof(reason), "cannot answer rank %d: %s",
+                     rank, tc_boot_tcp_io_str(status, err));
+            goto err_fatal;
+        }
+    }
+
+    for (i = 0; i < npending; ++i) {
+        ucs_debug("bootstrap root: closing %s, all ranks are connected",
+                  pending[i].name);
+        close(pending[i].fd);
+    }
+    return UCS_OK;
+
+err_fatal:
+    ucs_error("bootstrap root: %s", reason);
+    nextra = 0;
+    if (offender >= 0) {
+        extra[nextra++] = offender;
+    }
+    for (i = 0; i < npending; ++i) {
+        extra[nextra++] = pending[i].fd;
+    }
+    /* those still in the backlog deserve to hear why, too */
+    while (nextra < TC_BOOT_TCP_MAX_EXTRA) {
+        fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            break;
+        }
+        extra[nextra++] = fd;
+    }
+    tc_boot_tcp_root_abort(tcp, extra, nextra, status, reason);
+    return status;
+}
+
+static ucs_status_t tc_boot_tcp_root_create(tc_boot_tcp_t *tcp,
+                                            const char *root, int listen_fd,
+                                            double deadline)
+{
+    ucs_status_t status;
+    int own_fd = -1;
+    int r;
+
+    tcp->fds  = malloc(tcp->size * sizeof(*tcp->fds));
+    tcp->peer = malloc(tcp->size * sizeof(*tcp->peer));
+    tcp->done = malloc(tcp->size * sizeof(*tcp->done));
+    tcp->pfds = malloc(TC_BOOT_TCP_NPFDS(tcp->size) * sizeof(*tcp->pfds));
+    if ((tcp->fds == NULL) || (tcp->peer == NULL) || (tcp->done == NULL) ||
+        (tcp->pfds == NULL)) {
+        ucs_error("failed to allocate %d bootstrap connections", tcp->size);
+        return UCS_ERR_NO_MEMORY;       /* tc_boot_tcp_destroy frees */
+    }
+    for (r = 0; r < tcp->size; ++r) {
+        tcp->fds[r] = -1;
+    }
+
+    if (listen_fd >= 0) {
+        status = tc_boot_tcp_set_nonblock(listen_fd);
+        if (status != UCS_OK) {
+            return status;
+        }
+        snprintf(tcp->root_name, sizeof(tcp->root_name), "listen fd %d",
+                 listen_fd);
+    } else {
+        status = tc_boot_tcp_listen(root, &own_fd);
+        if (status != UCS_OK) {
+            return status;
+        }
+        listen_fd = own_fd;
+        snprintf(tcp->root_name, sizeof(tcp->root_name), "%s", root);
+    }
+
+    status = tc_boot_tcp_root_accept_all(tcp, listen_fd, deadline);
+    tc_boot_tcp_close(&own_fd);
+    return status;
+}
+
+/* --- member -------------------------------------------------------------- */
+
+static ucs_status_t tc_boot_tcp_member_create(tc_boot_tcp_t *tcp,
+                                              const char *root,
+                                              double deadline)
+{
+    tc_boot_tcp_hello_t hello;
+    ucs_status_t status;
+    int err = 0;
+
+    snprintf(tcp->root_name, sizeof(tcp->root_name), "%s", root);
+    status = tc_boot_tcp_connect(tcp, root, deadline);
+    if (status != UCS_OK) {
+        return status;
+    }
+    tc_boot_tcp_set_nodelay(tcp->root_fd);
+
+    hello.magic    = htonl(TC_BOOT_TCP_MAGIC);
+    hello.version  = htons(TC_BOOT_TCP_VERSION);
+    hello.reserved = 0;
+    hello.rank     = (int32_t)htonl((uint32_t)tcp->rank);
+    hello.size     = (int32_t)htonl((uint32_t)tcp->size);
+    status = tc_boot_tcp_send(tcp->root_fd, &hello, sizeof(hello), deadline,
+                              &err);
+    if (status != UCS_OK) {
+        ucs_error("bootstrap rank %d: cannot send hello to root %s: %s",
+                  tcp->rank, root, tc_boot_tcp_io_str(status, err));
+        return status;
+    }
+
+    return tc_boot_tcp_recv_status(tcp, 0, "connection setup", deadline);
+}
+
+/* --- collectives --------------------------------------------------------- */
+
+static ucs_status_t tc_boot_tcp_member_allgatherv(tc_boot_tcp_t *tcp,
+                                                  const void *buf, size_t len,
+                                                  double deadline,
+                                                  void **all_p, size_t *lens)
+{
+    size_t nlens = (size_t)tcp->size;
+    size_t total = 0;
+    tc_boot_tcp_data_t hdr;
+    ucs_status_t status;
+    uint64_t *wire_lens;
+    char step[48];
+    void *all;
+    int err = 0;
+    size_t r;
+
+    snprintf(step, sizeof(step), "collective %u", tcp->seq);
+    hdr.magic = htonl(TC_BOOT_TCP_MAGIC);
+    hdr.seq   = htonl(tcp->seq);
+    hdr.len   = htobe64(len);
+    status    = tc_boot_tcp_send(tcp->root_fd, &hdr, sizeof(hdr), deadline,
+                                 &err);
+    if (status == UCS_OK) {
+        status = tc_boot_tcp_send(tcp->root_fd, buf, len, deadline, &err);
+    }
+    if (status != UCS_OK) {
+        ucs_error("bootstrap rank %d: cannot send %zu bytes to root %s in %s: "
+                  "%s", tcp->rank, len, tcp->root_name, step,
+                  tc_boot_tcp_io_str(status, err));
+        goto err;
+    }
+
+    status = tc_boot_tcp_recv_status(tcp, tcp->seq, step, deadline);
+    if (status != UCS_OK) {
+        goto err;
+    }
+
+    wire_lens = malloc(nlens * sizeof(*wire_lens));
+    if (wire_lens == NULL) {
+        ucs_error("failed to allocate %zu lengths", nlens);
+        status = UCS_ERR_NO_MEMORY;
+        goto err;
+    }
+    status = tc_boot_tcp_recv(tcp->root_fd, wire_lens,
+                              nlens * sizeof(*wire_lens), deadline, &err);
+    if (status != UCS_OK) {
+        ucs_error("bootstrap rank %d: lengths from root %s in %s: %s",
+                  tcp->rank, tcp->root_name, step,
+                  tc_boot_tcp_io_str(status, err));
+        goto err_free_lens;
+    }
+    for (r = 0; r < nlens; ++r) {
+        lens[r] = be64toh(wire_lens[r]);
+        if ((lens[r] > TC_BOOT_TCP_MAX_LEN) ||
+            (total + lens[r] > TC_BOOT_TCP_MAX_TOTAL)) {
+            ucs_error("bootstrap rank %d: root %s sent length %zu for rank "
+                      "%zu in %s, above the limit", tcp->rank,
+                      tcp->root_name, lens[r], r, step);
+            status = UCS_ERR_EXCEEDS_LIMIT;
+            goto err_free_lens;
+        }
+        total += lens[r];
+    }
+    if (lens[tcp->rank] != len) {
+        ucs_error("bootstrap rank %d: root %s says we sent %zu bytes, not %zu",
+                  tcp->rank, tcp->root_name, lens[tcp->rank], len);
+        status = UCS_ERR_IO_ERROR;
+        goto err_free_lens;
+    }
+
+    all = malloc(total ? total : 1);
+    if (all == NULL) {
+        ucs_error("failed to allocate %zu bytes of allgatherv results", total);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free_lens;
+    }
+    status = tc_boot_tcp_recv(tcp->root_fd, all, total, deadline, &err);
+    if (status != UCS_OK) {
+        ucs_error("bootstrap rank %d: %zu bytes from root %s in %s: %s",
+                  tcp->rank, total, tcp->root_name, step,
+                  tc_boot_tcp_io_str(status, err));
+        goto err_free_all;
+    }
+
+    free(wire_lens);
+    *all_p = all;
+    return UCS_OK;
+
+err_free_all:
+    free(all);
+err_free_lens:
+    free(wire_lens);
+err:
+    /* hang up, so that the root notices and tells the others */
+    tcp->status = status;
+    tc_boot_tcp_close(&tcp->root_fd);
+    return status;
+}
+
+static ucs_status_t tc_boot_tcp_root_gather(tc_boot_tcp_t *tcp,
+                                            tc_boot_tcp_rx_t *rx,
+                                            tc_boot_tcp_data_t *hdrs,
+                                            double deadline, char *reason,
+                                            size_t max)
+{
+    struct pollfd *pfds = tcp->pfds;
+    int *peer           = tcp->peer;
+    int *done           = tcp->done;
+    int nfds, r, ret, err;
+    ucs_status_t status;
+    size_t total = 0;
+    uint64_t len;
+    char missing[128];
+
+    for (r = 1; r < tcp->size; ++r) {
+        rx[r].buf = &hdrs[r];
+        rx[r].len = sizeof(hdrs[r]);
+        rx[r].got = 0;
+        done[r]   = 0;
+    }
+
+    for (;;) {
+        if (tc_boot_tcp_now() >= deadline) {
+            tc_boot_tcp_missing_ranks(tcp, done, missing, sizeof(missing));
+            snprintf(reason, max, "timed out after %.1f s in collective %u "
+                     "waiting for rank(s) %s", tcp->timeout_s, tcp->seq,
+                     missing);
+            return UCS_ERR_TIMED_OUT;
+        }
+
+        nfds = 0;
+        for (r = 1; r < tcp->size; ++r) {
+            if (!done[r]) {
+                pfds[nfds].fd     = tcp->fds[r];
+                pfds[nfds].events = POLLIN;
+                peer[nfds++]      = r;
+            }
+        }
+        if (nfds == 0) {
+            return UCS_OK;
+        }
+
+        ret = poll(pfds, nfds, tc_boot_tcp_poll_ms(deadline));
+        if ((ret < 0) && (errno != EINTR)) {
+            snprintf(reason, max, "poll failed in collective %u: %s",
+                     tcp->seq, strerror(errno));
+            return UCS_ERR_IO_ERROR;
+        }
+
+        for (ret = 0; ret < nfds; ++ret) {
+            if (pfds[ret].revents == 0) {
+                continue;
+            }
+            r      = peer[ret];
+            err    = 0;
+            status = tc_boot_tcp_rx_progress(tcp->fds[r], &rx[r], &err);
+            if (status == UCS_INPROGRESS) {
+                continue;
+            } else if (status != UCS_OK) {
+                snprintf(reason, max, "rank %d %s during collective %u",
+                         r, (status == UCS_ERR_CONNECTION_RESET) ?
+                         "closed its connection" : "failed",
+                         tcp->seq);
+                if (err != 0) {
+                    snprintf(reason + strlen(reason), max - strlen(reason),
+                             " (%s)", strerror(err));
+                }
+                return status;
+            }
+
+            if (rx[r].buf != &hdrs[r]) {
+                done[r] = 1;           /* payload complete */
+                continue;
+            }
+
+            /* header complete: check it before trusting its length */
+            len = be64toh(hdrs[r].len);
+            if (ntohl(hdrs[r].magic) != TC_BOOT_TCP_MAGIC) {
+                snprintf(reason, max, "rank %d sent a bad frame in collective "
+                         "%u (magic 0x%08x)", r, tcp->seq,
+                         ntohl(hdrs[r].magic));
+                return UCS_ERR_IO_ERROR;
+            }
+            if (ntohl(hdrs[r].seq) != tcp->seq) {
+                snprintf(reason, max, "rank %d is at collective %u, the root "
+                         "at %u", r, ntohl(hdrs[r].seq), tcp->seq);
+                return UCS_ERR_IO_ERROR;
+            }
+            if ((len > TC_BOOT_TCP_MAX_LEN) ||
+                (total + len > TC_BOOT_TCP_MAX_TOTAL)) {
+                snprintf(reason, max, "rank %d sent %llu bytes in collective "
+                         "%u, above the limit of %lu", r,
+                         (unsigned long long)len, tcp->seq,
+                         TC_BOOT_TCP_MAX_LEN);
+                return UCS_ERR_EXCEEDS_LIMIT;
+            }
+            total     += len;
+            rx[r].buf  = malloc(len ? len : 1);
+            if (rx[r].buf == NULL) {
+                snprintf(reason, max, "cannot allocate %llu bytes for rank %d",
+                         (unsigned long long)len, r);
+                return UCS_ERR_NO_MEMORY;
+            }
+            rx[r].len = len;
+            rx[r].got = 0;
+            if (len == 0) {
+                done[r] = 1;
+            } else {
+                /* maybe already there; otherwise poll says when */
+                pfds[ret].revents = POLLIN;
+                --ret;
+            }
+        }
+    }
+}
+
+static ucs_status_t tc_boot_tcp_root_allgatherv(tc_boot_tcp_t *tcp,
+                                                const void *buf, size_t len,
+                                                double deadline, void **all_p,
+                                                size_t *lens)
+{
+    size_t nlens = (size_t)tcp->size;
+    char reason[TC_BOOT_TCP_MAX_REASON];
+    tc_boot_tcp_status_t *reply;
+    tc_boot_tcp_data_t *hdrs;
+    size_t total, off, reply_len;
+    tc_boot_tcp_rx_t *rx;
+    ucs_status_t status;
+    uint64_t *wire_lens;
+    char *all;
+    int r, err = 0;
+
+    if (len > TC_BOOT_TCP_MAX_LEN) {
+        ucs_error("bootstrap root: %zu bytes in collective %u is above the "
+                  "limit of %lu", len, tcp->seq, TC_BOOT_TCP_MAX_LEN);
+        snprintf(reason, sizeof(reason), "the root's contribution is above "
+                 "the limit");
+        status = UCS_ERR_EXCEEDS_LIMIT;
+        goto err_abort;
+    }
+
+    rx   = calloc(nlens, sizeof(*rx));
+    hdrs = calloc(nlens, sizeof(*hdrs));
+    reply_len = sizeof(*reply) + nlens * sizeof(uint64_t);
+    reply     = malloc(reply_len);
+    if ((rx == NULL) || (hdrs == NULL) || (reply == NULL)) {
+        ucs_error("failed to allocate bootstrap state for %d ranks",
+                  tcp->size);
+        snprintf(reason, sizeof(reason), "the root is out of memory");
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free;
+    }
+
+    status = tc_boot_tcp_root_gather(tcp, rx, hdrs, deadline, reason,
+                                     sizeof(reason));
+    if (status != UCS_OK) {
+        ucs_error("bootstrap root: %s", reason);
+        goto err_free;
+    }
+
+    /* lengths in rank order, then the concatenation */
+    rx[0].buf = (void*)buf;
+    rx[0].len = len;
+    total     = 0;
+    wire_lens = (uint64_t*)(reply + 1);
+    for (r = 0; r < tcp->size; ++r) {
+        lens[r]      = rx[r].len;
+        wire_lens[r] = htobe64(rx[r].len);
+        total       += rx[r].len;
+    }
+    all = malloc(total ? total : 1);
+    if (all == NULL) {
+        ucs_error("failed to allocate %zu bytes of allgatherv results", total);
+        snprintf(reason, sizeof(reason), "the root is out of memory");
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free;
+    }
+    for (r = 0, off = 0; r < tcp->size; ++r) {
+        if (rx[r].len > 0) {
+            memcpy(all + off, rx[r].buf, rx[r].len);
+        }
+        off += rx[r].len;
+    }
+
+    reply->magic      = htonl(TC_BOOT_TCP_MAGIC);
+    reply->seq        = htonl(tcp->seq);
+    reply->status     = (int32_t)htonl((uint32_t)UCS_OK);
+    reply->reason_len = 0;
+    for (r = 1; r < tcp->size; ++r) {
+        status = tc_boot_tcp_send(tcp->fds[r], reply, reply_len, deadline,
+                                  &err);
+        if (status == UCS_OK) {
+            status = tc_boot_tcp_send(tcp->fds[r], all, total, deadline, &err);
+        }
+        if (status != UCS_OK) {
+            snprintf(reason, sizeof(reason), "cannot send the result of "
+                     "collective %u to rank %d: %s", tcp->seq, r,
+                     tc_boot_tcp_io_str(status, err));
+            ucs_error("bootstrap root: %s", reason);
+            free(all);
+            goto err_free;
+        }
+    }
+
+    for (r = 1; r < tcp->size; ++r) {
+        free(rx[r].buf == &hdrs[r] ? NULL : rx[r].buf);
+    }
+    free(reply);
+    free(hdrs);
+    free(rx);
+    *all_p = all;
+    return UCS_OK;
+
+err_free:
+    for (r = 1; (rx != NULL) && (hdrs != NULL) && (r < tcp->size); ++r) {
+        free(rx[r].buf == &hdrs[r] ? NULL : rx[r].buf);
+    }
+    free(reply);
+    free(hdrs);
+    free(rx);
+err_abort:
+    tc_boot_tcp_root_abort(tcp, NULL, 0, status, reason);
+    return status;
+}
+
+static ucs_status_t tc_boot_tcp_allgatherv(void *ctx, const void *buf,
+                                           size_t len, void **all_p,
+                                           size_t *lens)
+{
+    tc_boot_tcp_t *tcp = ctx;
+    double deadline;
+
+    if (tcp->status != UCS_OK) {
+        ucs_debug("bootstrap rank %d: failed earlier: %s", tcp->rank,
+                  ucs_status_string(tcp->status));
+        return tcp->status;
+    }
+
+    ++tcp->seq;
+    deadline = tc_boot_tcp_now() + tcp->timeout_s;
+    ucs_trace("bootstrap rank %d: collective %u, %zu bytes", tcp->rank,
+              tcp->seq, len);
+    if (tcp->rank == 0) {
+        return tc_boot_tcp_root_allgatherv(tcp, buf, len, deadline, all_p,
+                                           lens);
+    }
+    return tc_boot_tcp_member_allgatherv(tcp, buf, len, deadline, all_p, lens);
+}
+
+static void tc_boot_tcp_destroy(void *ctx)
+{
+    tc_boot_tcp_t *tcp = ctx;
+    int r;
+
+    tc_boot_tcp_close(&tcp->root_fd);
+    if (tcp->fds != NULL) {
+        for (r = 0; r < tcp->size; ++r) {
+            tc_boot_tcp_close(&tcp->fds[r]);
+        }
+        free(tcp->fds);
+    }
+    free(tcp->pfds);
+    free(tcp->peer);
+    free(tcp->done);
+    free(tcp);
+}
+
+static const tc_bootstrap_ops_t tc_boot_tcp_ops = {
+    .name       = "tcp",
+    .allgatherv = tc_boot_tcp_allgatherv,
+    .destroy    = tc_boot_tcp_destroy
+};
+
+ucs_status_t tc_bootstrap_tcp_create(const char *root, int listen_fd,
+                                     int rank, int size, double timeout_s,
+                                     tc_bootstrap_h *boot_p)
+{
+    tc_boot_tcp_t *tcp;
+    ucs_status_t status;
+    double deadline;
+
+    if ((size < 1) || (size > TC_BOOT_TCP_MAX_SIZE)) {
+        ucs_error("tcp bootstrap size %d is out of range [1, %d]", size,
+                  TC_BOOT_TCP_MAX_SIZE);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((rank < 0) || (rank >= size)) {
+        ucs_error("tcp bootstrap rank %d is out of range [0, %d)", rank, size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!(timeout_s > 0)) {
+        ucs_error("tcp bootstrap timeout %g s must be positive", timeout_s);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((listen_fd < 0) && ((root == NULL) || (root[0] == '\0'))) {
+        ucs_error("tcp bootstrap rank %d needs the root's host:port", rank);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    tcp = calloc(1, sizeof(*tcp));
+    if (tcp == NULL) {
+        ucs_error("failed to allocate tcp bootstrap");
+        return UCS_ERR_NO_MEMORY;
+    }
+    tcp->rank      = rank;
+    tcp->size      = size;
+    tcp->timeout_s = timeout_s;
+    tcp->status    = UCS_OK;
+    tcp->root_fd   = -1;
+
+    deadline = tc_boot_tcp_now() + timeout_s;
+    if (rank == 0) {
+        status = tc_boot_tcp_root_create(tcp, root, listen_fd, deadline);
+    } else {
+        status = tc_boot_tcp_member_create(tcp, root, deadline);
+    }
+    if (status != UCS_OK) {
+        goto err_destroy;
+    }
+
+    status = tc_bootstrap_create(&tc_boot_tcp_ops, tcp, rank, size, boot_p);
+    if (status != UCS_OK) {
+        goto err_destroy;
+    }
+    ucs_debug("tcp bootstrap rank %d of %d ready (root %s)", rank, size,
+              tcp->root_name);
+    return UCS_OK;
+
+err_destroy:
+    tc_boot_tcp_destroy(tcp);
+    return status;
+}
