@@ -10,17 +10,18 @@
  *   call S@PLT / jmp S@PLT       the same, when S is not defined by the jam
  *   movq S@GOTPCREL(%rip), %R    movq SLOT(%rip), %R ; movq 8i(%R), %R
  *   OP   S@GOTPCREL(%rip), ...   pushq %T ; movq SLOT(%rip), %T ;
- *                                movq 8i(%T), %T ; OP %T, ... ; popq %T
+ *                                OP 8i(%T), ... ; popq %T
  *   pushq S@GOTPCREL(%rip)       leaq -8(%rsp), %rsp ; pushq %r11 ; <load %r11> ;
  *                                movq %r11, 8(%rsp) ; popq %r11
  *
  * Scratch registers. %r11 is call-clobbered and never carries an argument
  * (the SysV ABI uses rdi..r9, rax for varargs, r10 for the static chain),
  * so it holds nothing live at a call or a tail jump. The mov form uses its
- * own destination. Any other instruction that reads a GOT entry (cmp, add,
- * test, a mov into a vector register, ...) may sit where every register is
- * live, so its scratch %T (%r11, or %r10 if the instruction names %r11) is
- * saved and restored around it with push/pop, which leave the flags alone.
+ * own destination. Any other instruction that reads a GOT entry as its
+ * source operand (cmp, add, movq into %xmm, movhps, ...) reads the receiver's
+ * table entry instead, which holds the same 8 bytes; it may sit where every
+ * register is live, so its scratch %T (%r11, or %r10 if the instruction
+ * names %r11) is saved and restored with push/pop, which leave flags alone.
  * That is only correct without a red zone: twochains-pkg compiles jams with
  * -mno-red-zone. A GOT entry as a destination, or with an addend, is
  * rejected. If S is defined by the jam itself, the access becomes a direct
@@ -250,9 +251,14 @@ private:
             return;
         }
 
-        bool cmp_like   = (m == "cmp") || (m == "cmpq") || (m == "test") || (m == "testq");
-        bool source_pos = (ops.size() >= 2) &&
-                          ((r.operand + 1 < ops.size()) || cmp_like);
+        /*
+         * Any other instruction reads the GOT entry as its source memory
+         * operand (AT&T: not the last operand). The receiver's table entry
+         * holds the same 8 bytes, so the operand becomes 8i(%T) with %T the
+         * table address, saved and restored around it.
+         */
+        bool source_pos = (ops.size() >= 2) && (r.operand + 1 < ops.size()) &&
+                          (m.rfind("xchg", 0) != 0) && (m.rfind("cmpxchg", 0) != 0);
         bool others_ok  = true;
         for (std::size_t k = 0; k < ops.size(); ++k) {
             if (k == r.operand) {
@@ -264,11 +270,11 @@ private:
                 others_ok = false;
             }
         }
-        if (!is_read_only_alu(m) || !source_pos || !others_ok) {
+        if (!source_pos || !others_ok || (m_u.defines(r.sym) && !is_read_only_alu(m))) {
             m_u.fail(st, "unsupported use of the GOT entry of '" + r.sym + "' (" + st.raw +
-                          "): twochains-pkg rewrites call, jmp, push, mov and read-only "
-                          "arithmetic on register operands; take the address into a "
-                          "variable first");
+                          "): twochains-pkg rewrites call, jmp, push, and instructions "
+                          "that read the entry as a source operand next to registers; "
+                          "take the address into a variable first");
             return;
         }
 
@@ -280,12 +286,22 @@ private:
                 return;
             }
         }
+        std::string replacement;
+        if (m_u.defines(r.sym)) {
+            replacement = scratch;     /* the address itself, as a register */
+        } else {
+            replacement = std::to_string(8 * m_u.got_index(r.sym)) + "(" + scratch + ")";
+        }
         std::string rebuilt;
         for (std::size_t k = 0; k < ops.size(); ++k) {
-            rebuilt += (k ? ", " : "") + ((k == r.operand) ? scratch : ops[k]);
+            rebuilt += (k ? ", " : "") + ((k == r.operand) ? replacement : ops[k]);
         }
         m_u.emit("\tpushq\t" + scratch);
-        load_address(r.sym, scratch);
+        if (m_u.defines(r.sym)) {
+            m_u.emit("\tleaq\t" + r.sym + "(%rip), " + scratch);
+        } else {
+            m_u.emit("\tmovq\t" + std::string(k_got_slot_symbol) + "(%rip), " + scratch);
+        }
         m_u.emit("\t" + st.mnemonic + "\t" + rebuilt);
         m_u.emit("\tpopq\t" + scratch);
     }
