@@ -74,7 +74,10 @@ public:
     std::string where_declared(const std::string &sym) const;
 
     void emit(const std::string &line) { m_out += line + "\n"; }
-    void emit_original(const asm_stmt &st) { emit(st.raw); }
+    void emit_original(const asm_stmt &st)
+    {
+        emit((st.label.empty() ? "\t" : "") + st.raw);
+    }
     void emit_comment(const std::string &text);
 
     /* Shared checks applied to every statement (TLS sections, data). */
