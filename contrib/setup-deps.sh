@@ -20,6 +20,8 @@ TC_PACKAGES=(
     clang                 # warning-clean check with a second compiler, libFuzzer
     gcc-aarch64-linux-gnu # toolchain: cross-build jams for the paper's platform
     qemu-user             # run the aarch64 jam execution tests
+    openmpi-bin libopenmpi-dev  # MPI + OpenSHMEM examples beside the library, one UCX
+    libpmix-dev           # PMIx bootstrap under srun/prterun
     iproute2              # network namespaces for the emulated cluster
     procps                # pgrep/pkill used by the tests' cleanup
 )

@@ -26,7 +26,7 @@ while IFS= read -r trs; do
         case "$result" in
             PASS|XFAIL) passed=$((passed + 1)) ;;
             SKIP) skipped=$((skipped + 1)) ;;
-            *) failed=$((failed + 1)); echo "failed: ${trs%.trs}" >&2 ;;
+            *) failed=$((failed + 1)); echo "failed: ${trs%.trs}" ;;
         esac
     fi
 done < <(find "$build" -name '*.trs' | sort)

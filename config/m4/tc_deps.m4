@@ -17,7 +17,8 @@ AC_DEFUN([TC_CHECK_UCX], [
           [AS_IF([test ! -f "$with_ucx/include/ucp/api/ucp.h"],
                  [AC_MSG_ERROR([--with-ucx=$with_ucx: $with_ucx/include/ucp/api/ucp.h not found (is it a UCX install prefix?)])])
            UCX_PREFIX="$with_ucx"
-           UCX_CPPFLAGS="-I$with_ucx/include"
+           # -isystem: warnings in UCX's own headers are not ours to fix
+           UCX_CPPFLAGS="-isystem $with_ucx/include"
            tc_ucx_libdir="$with_ucx/lib"
            AS_IF([test -d "$with_ucx/lib64" -a ! -e "$with_ucx/lib/libucp.so"], [tc_ucx_libdir="$with_ucx/lib64"])
            UCX_LDFLAGS="-L$tc_ucx_libdir -Wl,-rpath,$tc_ucx_libdir"

@@ -1,5 +1,6 @@
 /* Compiled against an installed twochains with only `pkg-config twochains`. */
 #include <twochains/twochains.h>
+#include <twochains/group.h>
 #include <stdio.h>
 
 int main(void)
@@ -17,6 +18,10 @@ int main(void)
         return 1;
     }
     tc_progress(engine);
+    /* the group library links and its C API is callable */
+    if (tc_group_create(NULL, NULL, NULL) != UCS_ERR_INVALID_PARAM) {
+        return 1;
+    }
     tc_progress_engine_destroy(engine);
     tc_bootstrap_destroy(boot);
     printf("consumer: twochains %s on UCX %s ok\n", TC_VERSION_STRING, TC_UCX_BUILT_VERSION);

@@ -28,11 +28,12 @@ mkdir "$work/build"
 cd "$work/build"
 "$top_srcdir/configure" --with-ucx="$prefix" --prefix="$prefix" --enable-werror -q > configure.out 2>&1 ||
     { cat configure.out; exit 1; }
-grep -q "UCX_CPPFLAGS = -I$prefix/include" Makefile || { echo "configure did not use --with-ucx"; exit 1; }
+grep -q "UCX_CPPFLAGS = -isystem $prefix/include" Makefile || { echo "configure did not use --with-ucx"; exit 1; }
 make -j"$(nproc)" -s > make.out 2>&1 || { tail -50 make.out; exit 1; }
 make -s install > install.out 2>&1 || { tail -50 install.out; exit 1; }
 
-for f in lib/libtwochains.so include/twochains/twochains.h include/twochains/version.h \
+for f in lib/libtwochains.so lib/libtwochains_group.so include/twochains/twochains.h \
+         include/twochains/version.h include/twochains/group.h include/twochains/bootstrap_mpi.h \
          bin/twochains-run bin/twochains-info lib/pkgconfig/twochains.pc; do
     [ -e "$prefix/$f" ] || { echo "missing after install: $prefix/$f"; exit 1; }
 done
