@@ -21,6 +21,9 @@
 #include "tcbench.h"
 
 static void tc_test_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void tc_test_errf(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -298,6 +301,9 @@ typedef struct {
     char                     *report;
     size_t                   report_len;
 } tc_test_ctx_t;
+
+static void tc_test_failf(tc_test_ctx_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void tc_test_failf(tc_test_ctx_t *c, const char *fmt, ...)
 {
