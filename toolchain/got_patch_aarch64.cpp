@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 
 namespace tc::pkg {
 
@@ -89,6 +90,22 @@ bool is_symbol_operand(const std::string &o)
 bool starts_with(const std::string &s, const char *p)
 {
     return s.rfind(p, 0) == 0;
+}
+
+bool is_register(const std::string &o)
+{
+    static const std::regex reg("^([xwbhsdqv][0-9]+|sp|wsp|xzr|wzr|lr|fp)$");
+    return std::regex_match(o, reg);
+}
+
+/* instructions whose last operand, if a symbol, is a PC-relative target */
+bool is_pc_relative_user(const std::string &m)
+{
+    static const char *ops[] = {"adr", "adrp", "ldr", "ldrsw", "prfm", "b", "bl",
+                                "cbz", "cbnz", "tbz", "tbnz"};
+    return std::any_of(std::begin(ops), std::end(ops),
+                       [&m](const char *o) { return m == o; }) ||
+           starts_with(m, "b.");
 }
 
 class a64_patcher {
@@ -175,6 +192,13 @@ private:
         }
         const std::string &m = st.mnemonic;
         if (refs.empty()) {
+            if (!ops.empty() && is_symbol_operand(ops.back()) && !is_register(ops.back()) &&
+                !m_u.defines(ops.back()) && is_pc_relative_user(m)) {
+                m_u.fail(st, "reference to external symbol '" + ops.back() + "' (" + st.raw +
+                              ") does not go through the GOT; declare it extern with default "
+                              "visibility and do not reference it from inline asm");
+                return;
+            }
             if (m == "adrp") {
                 m_page_relative = true;     /* adrp to the jam's own data */
             }

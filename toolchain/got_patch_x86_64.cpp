@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 
 namespace tc::pkg {
 
@@ -165,6 +166,7 @@ private:
         auto ops  = split_operands(st.operands);
         auto refs = find_relocs(ops);
         if (refs.empty()) {
+            check_plain_symbols(st, ops);
             m_u.emit_original(st);
             return;
         }
@@ -203,6 +205,40 @@ private:
             return;
         }
         patch_gotpcrel(st, m, ops, r);
+    }
+
+    /*
+     * A symbol operand without a relocation operator is either PC-relative
+     * (S(%rip), a branch target) and must then be defined by the jam, or an
+     * absolute address ($S, S(%reg)), which cannot ship.
+     */
+    void check_plain_symbols(const asm_stmt &st, const std::vector<std::string> &ops)
+    {
+        static const std::regex sym_re("^(\\*?)(\\$?)([A-Za-z_.][A-Za-z0-9_.$]*)"
+                                       "([+-][0-9]+)?(\\(.*\\))?$");
+        const std::string m = lower(st.mnemonic);
+        const bool branch   = (m[0] == 'j') || (m.rfind("call", 0) == 0) ||
+                              (m.rfind("loop", 0) == 0);
+        for (const auto &o : ops) {
+            std::smatch sm;
+            if (!std::regex_match(o, sm, sym_re)) {
+                continue;
+            }
+            const std::string sym = sm[3];
+            const bool rip        = (sm[5] == "(%rip)");
+            if (sm[2].length() || (!rip && !branch) || (sm[5].length() && !rip)) {
+                m_u.fail(st, "absolute address of '" + sym + "' (" + st.raw + "); a jam "
+                              "must address memory PC-relatively, compile with -fPIC and "
+                              "avoid absolute addresses in inline asm");
+                return;
+            }
+            if (!m_u.defines(sym)) {
+                m_u.fail(st, "reference to external symbol '" + sym + "' (" + st.raw +
+                              ") does not go through the GOT; declare it extern with default "
+                              "visibility and do not reference it from inline asm");
+                return;
+            }
+        }
     }
 
     void patch_gotpcrel(const asm_stmt &st, const std::string &m,

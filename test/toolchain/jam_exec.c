@@ -623,6 +623,48 @@ int tc_test_scenario_gotforms(tc_test_pkg_t *pkg, tc_test_map_mode_t mode, char 
     return tc_test_ctx_done(&c);
 }
 
+static long tc_test_switchy_ref(unsigned long k, long x)
+{
+    switch (k) {
+    case 0: return x + 1;
+    case 1: return x * 3;
+    case 2: return x - 7;
+    case 3: return x << 4;
+    case 4: return -x;
+    case 5: return x / 3;
+    case 6: return x ^ 0x55;
+    case 7: return x % 11;
+    case 8: return x & 0xf0;
+    default: return 1000 + (long)k;
+    }
+}
+
+int tc_test_scenario_switchy(tc_test_pkg_t *pkg, tc_test_map_mode_t mode, char *report,
+                             size_t report_len)
+{
+    tc_test_ctx_t c;
+    long in[2 * 12], out[12];
+
+    if (tc_test_ctx_init(&c, pkg, "switchy", mode, report, report_len) != 0) {
+        return c.failures;
+    }
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 12; ++i) {
+            in[2 * i]     = (i + round * 5) % 12;      /* every case and the default */
+            in[2 * i + 1] = 1000 * i - 3777 + round;
+            out[i]        = -1;
+        }
+        tc_test_message(&c, in, sizeof(in), out);
+        for (int i = 0; i < 12; ++i) {
+            long x      = in[2 * i + 1];
+            long expect = tc_test_switchy_ref((unsigned long)in[2 * i], x) + (long)(x * 2.7);
+            TC_TEST_CHECK(&c, out[i] == expect, "switchy round %d case %ld: %ld != %ld", round,
+                          in[2 * i], out[i], expect);
+        }
+    }
+    return tc_test_ctx_done(&c);
+}
+
 const tc_test_scenario_t tc_test_scenarios[] = {
     {"indirect_put", tc_test_scenario_indirect_put},
     {"server_side_sum", tc_test_scenario_server_side_sum},
@@ -630,5 +672,6 @@ const tc_test_scenario_t tc_test_scenarios[] = {
     {"calls_libc", tc_test_scenario_calls_libc},
     {"wglobal", tc_test_scenario_wglobal},
     {"gotforms", tc_test_scenario_gotforms},
+    {"switchy", tc_test_scenario_switchy},
     {NULL, NULL}
 };

@@ -107,6 +107,10 @@ int tc_test_scenario_wglobal(tc_test_pkg_t *pkg, tc_test_map_mode_t mode,
 int tc_test_scenario_gotforms(tc_test_pkg_t *pkg, tc_test_map_mode_t mode,
                               char *report, size_t report_len);
 
+/* package gotforms: a jump table and a floating-point constant */
+int tc_test_scenario_switchy(tc_test_pkg_t *pkg, tc_test_map_mode_t mode,
+                             char *report, size_t report_len);
+
 typedef struct tc_test_scenario {
     const char            *name;      /* the jam it exercises */
     tc_test_scenario_fn_t fn;

@@ -359,11 +359,19 @@ TEST(toolchain_errors, external_reference_outside_the_got)
                                      "#include <twochains/jam.h>\n"
                                      "extern int hidden_var __attribute__((visibility(\"hidden\")));\n"
                                      "TC_JAM_MAIN(hidden) { hidden_var = 1; }\n"}});
-    expect_rejected(b, {"jam_hidden.amc", "function 'hidden_main'", "'hidden_var'",
+    expect_rejected(b, {"jam_hidden.amc:3 in function 'hidden_main'", "'hidden_var'",
                         "does not go through the GOT"});
+
+    auto a = build_files("absasm", {{"jam_absasm.amc",
+                                     "#include <twochains/jam.h>\n"
+                                     "TC_JAM_MAIN(absasm)\n"
+                                     "{\n"
+                                     "    __asm__ volatile(\"movl $absasm_main, %%eax\" ::: \"eax\");\n"
+                                     "}\n"}});
+    expect_rejected(a, {"jam_absasm.amc:4", "absolute address of 'absasm_main'"});
 }
 
-TEST(toolchain_errors, aarch64_tls_variable)
+TEST(toolchain_errors, aarch64_tls_variable_and_hidden_extern)
 {
     const cross_tools &x = aarch64_tools();
     if (!x.why_not.empty()) {
@@ -375,6 +383,13 @@ TEST(toolchain_errors, aarch64_tls_variable)
                                      "TC_JAM_MAIN(a64tls) { ext_tls = 1; }\n"}},
                          "--target aarch64 --cc " + shell_quote(x.cc));
     expect_rejected(b, {"jam_a64tls.amc:3", "'ext_tls'", "thread-local"});
+
+    auto h = build_files("a64hidden", {{"jam_a64hidden.amc",
+                                        "#include <twochains/jam.h>\n"
+                                        "extern int hv __attribute__((visibility(\"hidden\")));\n"
+                                        "TC_JAM_MAIN(a64hidden) { hv = 1; }\n"}},
+                         "--target aarch64 --cc " + shell_quote(x.cc));
+    expect_rejected(h, {"jam_a64hidden.amc:3", "'hv'", "does not go through the GOT"});
 }
 
 TEST(toolchain_errors, wrong_compiler_for_target)

@@ -23,7 +23,8 @@ const std::map<std::string, std::string> &scenario_packages()
     static const std::map<std::string, std::string> m = {
         {"indirect_put", "tcbench"}, {"server_side_sum", "tcbench"},
         {"ping", "tcbench"},         {"calls_libc", "tcbench"},
-        {"wglobal", "wglobal"},      {"gotforms", "gotforms"}};
+        {"wglobal", "wglobal"},      {"gotforms", "gotforms"},
+        {"switchy", "gotforms"}};
     return m;
 }
 
@@ -92,7 +93,7 @@ TEST_P(toolchain_exec_x86_64, runs_at_a_new_address_every_message)
 INSTANTIATE_TEST_SUITE_P(
     jams, toolchain_exec_x86_64,
     ::testing::Combine(::testing::Values("indirect_put", "server_side_sum", "ping", "calls_libc",
-                                         "wglobal", "gotforms"),
+                                         "wglobal", "gotforms", "switchy"),
                        ::testing::Values(TC_TEST_MAP_RWX, TC_TEST_MAP_RX)),
     [](const auto &tp) {
         return std::get<0>(tp.param) + "_" + mode_name(std::get<1>(tp.param));
