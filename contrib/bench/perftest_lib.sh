@@ -1,0 +1,24 @@
+# Shared by the benchmark drivers: run a UCX ucx_perftest shape as a
+# server/client pair on localhost, pinned to different cores, and print one
+# JSON object from its "Final:" line.
+#   perftest_json SHAPE TLS SIZE ITERS
+perftest_json() {
+    local shape=$1 tls=$2 size=$3 iters=$4 port final
+    port=$(( (RANDOM % 20000) + 20000 ))
+    UCX_TLS=$tls taskset -c 0 ucx_perftest -p "$port" >/dev/null 2>&1 &
+    local server=$!
+    sleep 0.5
+    final=$(UCX_TLS=$tls taskset -c 1 timeout 120 ucx_perftest localhost -p "$port" \
+                -t "$shape" -s "$size" -n "$iters" 2>/dev/null | sed -n 's/^Final: *//p')
+    wait "$server" 2>/dev/null || true
+    [ -n "$final" ] || { echo "{\"shape\":\"$shape\",\"error\":\"ucx_perftest failed\"}"; return 1; }
+    # columns: iterations p50 avg overall(us) MB/s(avg overall) msg/s(avg overall)
+    set -- $final
+    printf '{"shape":"%s","transport":"%s","payload_bytes":%s,"iterations":%s,"lat_p50_us":%s,"lat_avg_us":%s,"MB/s":%s,"msg_rate":%s}\n' \
+        "$shape" "$tls" "$size" "$1" "$2" "$3" "$5" "$7"
+}
+
+# json_field JSON NAME: the numeric value of one field
+json_field() {
+    sed -n "s/.*\"$2\":\\([0-9.eE+-]*\\).*/\\1/p" <<<"$1"
+}

@@ -1,0 +1,296 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * twochains-perf: replication-layer benchmark shapes in ucx_perftest's
+ * style. One JSON object per measured point with --json.
+ *
+ *   smc_bw   every sender multicasts -n messages as fast as the window allows;
+ *            delivered messages/s and bytes/s at the slowest member, and the
+ *            puts issued per delivered message (all members together).
+ *   smc_lat  rank 0 sends one message at a time; latency from send to
+ *            delivery at every member (max over members), avg/p50/p99.9.
+ *
+ * Run as: twochains-run -n 3 -- twochains-perf -t smc_bw -s 100 --json
+ */
+#include "api/group.hpp"
+
+#include <twochains/twochains.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <getopt.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct options {
+    std::string shape   = "smc_bw";
+    size_t      size    = 100;
+    uint64_t    iters   = 100000;
+    uint64_t    warmup  = 1000;
+    unsigned    window  = 64;
+    bool        one     = false;
+    bool        json    = false;
+};
+
+double now_s()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double cpu_s()
+{
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void usage(FILE *out)
+{
+    std::fprintf(out,
+                 "Usage: twochains-run -n N -- twochains-perf [options]\n"
+                 "  -t smc_bw|smc_lat   shape (default smc_bw)\n"
+                 "  -s BYTES            payload size (default 100, >= 8)\n"
+                 "  -n ITERS            messages per sender (default 100000)\n"
+                 "  -w WARMUP           warm-up messages (default 1000)\n"
+                 "  --window W          slots per sender (default 64)\n"
+                 "  --senders all|one   who sends (default all; smc_lat: one)\n"
+                 "  --mode urgent       SMC mode (only urgent exists yet)\n"
+                 "  --json              one JSON object per point\n");
+}
+
+bool parse(int argc, char **argv, options &o)
+{
+    static const option longopts[] = {{"window", required_argument, nullptr, 'W'},
+                                      {"senders", required_argument, nullptr, 'S'},
+                                      {"mode", required_argument, nullptr, 'M'},
+                                      {"json", no_argument, nullptr, 'j'},
+                                      {"help", no_argument, nullptr, 'h'},
+                                      {nullptr, 0, nullptr, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "t:s:n:w:h", longopts, nullptr)) != -1) {
+        switch (c) {
+        case 't': o.shape = optarg; break;
+        case 's': o.size = std::strtoull(optarg, nullptr, 0); break;
+        case 'n': o.iters = std::strtoull(optarg, nullptr, 0); break;
+        case 'w': o.warmup = std::strtoull(optarg, nullptr, 0); break;
+        case 'W': o.window = std::strtoul(optarg, nullptr, 0); break;
+        case 'S': o.one = !std::strcmp(optarg, "one"); break;
+        case 'M':
+            if (std::strcmp(optarg, "urgent") != 0) {
+                std::fprintf(stderr, "twochains-perf: mode '%s' is not implemented yet "
+                             "(urgent only)\n", optarg);
+                return false;
+            }
+            break;
+        case 'j': o.json = true; break;
+        case 'h': usage(stdout); std::exit(0);
+        default: return false;
+        }
+    }
+    if (o.shape != "smc_bw" && o.shape != "smc_lat") {
+        std::fprintf(stderr, "twochains-perf: unknown shape '%s'\n", o.shape.c_str());
+        return false;
+    }
+    if (o.size < sizeof(double) || o.iters == 0) {
+        std::fprintf(stderr, "twochains-perf: -s must be >= 8 and -n > 0\n");
+        return false;
+    }
+    if (o.shape == "smc_lat") {
+        o.one = true;
+    }
+    return true;
+}
+
+double percentile(std::vector<double> v, double p)
+{
+    if (v.empty()) {
+        return 0;
+    }
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+/* Allgather one fixed-size record per rank through the node's bootstrap. */
+template<class T> std::vector<T> gather(tc::ucp_node &node, const std::vector<T> &mine)
+{
+    std::vector<std::vector<std::byte>> all;
+    std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(mine.data()),
+                                     mine.size() * sizeof(T));
+    std::vector<T> out;
+    if (node.allgather_blobs(bytes, all) != UCS_OK) {
+        return out;
+    }
+    for (const auto &b : all) {
+        const T *p = reinterpret_cast<const T*>(b.data());
+        out.insert(out.end(), p, p + b.size() / sizeof(T));
+    }
+    return out;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (!parse(argc, argv, o)) {
+        usage(stderr);
+        return 2;
+    }
+    tc_bootstrap_h boot_raw;
+    if (tc_bootstrap_create_from_env(&boot_raw) != UCS_OK) {
+        return 2;
+    }
+    tc::bootstrap_ptr boot(boot_raw);
+    tc::ucp_node node(boot.get());
+    if (node.status() != UCS_OK) {
+        return 2;
+    }
+    const int n = node.size(), rank = node.rank();
+
+    const uint64_t total_per_sender = o.warmup + o.iters;
+    const uint64_t senders          = o.one ? 1 : n;
+    uint64_t delivered = 0;
+    double   t_start = 0, t_measured = 0;
+    std::vector<double> lat_us;     /* smc_lat: send -> delivery here, per message */
+    lat_us.reserve(o.iters);
+
+    tc::group_params p;
+    for (int r = 0; r < n; ++r) {
+        p.members.push_back(r);
+    }
+    if (o.one) {
+        p.senders = {0};
+    }
+    p.max_payload = o.size;
+    p.window      = o.window;
+    p.on_deliver  = [&](const tc::message &m) {
+        ++delivered;
+        if (delivered == o.warmup * senders) {
+            t_start = now_s();   /* the measured phase starts after warm-up */
+        }
+        if (o.shape == "smc_lat" && m.index >= static_cast<int64_t>(o.warmup)) {
+            double sent;
+            std::memcpy(&sent, m.data.data(), sizeof(sent));
+            lat_us.push_back((now_s() - sent) * 1e6);
+        }
+    };
+    std::unique_ptr<tc::group> g;
+    if (tc::group::create(node, p, g) != UCS_OK) {
+        return 2;
+    }
+    if (node.barrier() != UCS_OK) {
+        return 2;
+    }
+
+    const double cpu0 = cpu_s(), wall0 = now_s();
+    if (o.warmup == 0) {
+        t_start = wall0;
+    }
+    struct wait_delivered {
+        uint64_t *delivered;
+        uint64_t target;
+        static int done(void *arg)
+        {
+            auto *w = static_cast<wait_delivered*>(arg);
+            return *w->delivered >= w->target;
+        }
+    };
+    if (g->is_sender()) {
+        for (uint64_t k = 0; k < total_per_sender; ++k) {
+            ucs_status_t status = g->send(o.size, [&](std::span<std::byte> buf) {
+                double t = now_s();
+                std::memcpy(buf.data(), &t, sizeof(t));
+            });
+            if (status != UCS_OK) {
+                return 1;
+            }
+            if (o.shape == "smc_lat") {
+                /* one message in flight: wait until it is delivered here,
+                 * which needs it to be stable at every member */
+                wait_delivered w{&delivered, k + 1};
+                if (tc_progress_until(node.engine(), wait_delivered::done, &w, 30) != UCS_OK) {
+                    return 1;
+                }
+            }
+        }
+    }
+    wait_delivered all{&delivered, total_per_sender * senders};
+    if (tc_progress_until(node.engine(), wait_delivered::done, &all, 120) != UCS_OK) {
+        std::fprintf(stderr, "rank %d: delivered %lu of %lu\n", rank,
+                     static_cast<unsigned long>(delivered),
+                     static_cast<unsigned long>(all.target));
+        return 1;
+    }
+    t_measured = now_s() - t_start;
+    const double wall = now_s() - wall0, cpu = cpu_s() - cpu0;
+    if (g->close() != UCS_OK) {
+        return 1;
+    }
+    auto st = g->stats();
+
+    /* per rank: elapsed, protocol puts, all puts, cpu */
+    const uint64_t protocol = st.puts[tc::sst::put_purpose::data] +
+                              st.puts[tc::sst::put_purpose::counter] +
+                              st.puts[tc::sst::put_purpose::receive_report] +
+                              st.puts[tc::sst::put_purpose::null_message] +
+                              st.puts[tc::sst::put_purpose::delivery_report];
+    auto per_rank  = gather<double>(node, {t_measured, static_cast<double>(protocol), cpu});
+    auto latencies = gather<double>(node, lat_us);
+    if (rank != 0 || per_rank.size() != static_cast<size_t>(3 * n)) {
+        return 0;
+    }
+
+    double slowest = 0, puts = 0, cpu_all = 0;
+    for (int r = 0; r < n; ++r) {
+        slowest = std::max(slowest, per_rank[3 * r]);
+        puts += per_rank[3 * r + 1];
+        cpu_all += per_rank[3 * r + 2];
+    }
+    const double msgs     = static_cast<double>(o.iters * senders);
+    const double all_msgs = static_cast<double>(total_per_sender * senders);
+    /* smc_lat: a message is delivered at all members when the last one has it */
+    std::vector<double> to_all(o.iters, 0);
+    if (o.shape == "smc_lat" && latencies.size() == o.iters * n) {
+        for (int r = 0; r < n; ++r) {
+            for (uint64_t i = 0; i < o.iters; ++i) {
+                to_all[i] = std::max(to_all[i], latencies[r * o.iters + i]);
+            }
+        }
+    }
+    double avg = 0;
+    for (double v : to_all) {
+        avg += v;
+    }
+    avg /= std::max<size_t>(1, to_all.size());
+    const std::string tl = node.rma_transport(n > 1 ? 1 : 0);
+    const double rate = (o.shape == "smc_bw") ? msgs / slowest : 0;
+
+    if (o.json) {
+        std::printf("{\"shape\":\"%s\",\"mode\":\"urgent\",\"transport\":\"%s\",\"members\":%d,"
+                    "\"senders\":%lu,\"payload_bytes\":%zu,\"window\":%u,\"messages\":%.0f,"
+                    "\"msg_rate\":%.1f,\"MB/s\":%.3f,\"lat_avg_us\":%.3f,\"lat_p50_us\":%.3f,"
+                    "\"lat_p999_us\":%.3f,\"puts_per_msg\":%.3f,\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
+                    o.shape.c_str(), tl.c_str(), n, static_cast<unsigned long>(senders), o.size,
+                    o.window, msgs, rate, rate * static_cast<double>(o.size) / 1e6, avg,
+                    percentile(to_all, 0.5), percentile(to_all, 0.999), puts / all_msgs, cpu_all,
+                    wall);
+    } else if (o.shape == "smc_bw") {
+        std::printf("%s: %d members, %lu senders, %zu B: %.0f msg/s delivered, %.2f MB/s, "
+                    "%.2f puts/msg (%s)\n", o.shape.c_str(), n, static_cast<unsigned long>(senders),
+                    o.size, rate, rate * static_cast<double>(o.size) / 1e6, puts / all_msgs,
+                    tl.c_str());
+    } else {
+        std::printf("%s: %d members, %zu B: send->delivered at all, avg %.2f us, p50 %.2f us, "
+                    "p99.9 %.2f us, %.2f puts/msg (%s)\n", o.shape.c_str(), n, o.size, avg,
+                    percentile(to_all, 0.5), percentile(to_all, 0.999), puts / all_msgs,
+                    tl.c_str());
+    }
+    return 0;
+}
