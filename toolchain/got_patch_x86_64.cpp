@@ -82,6 +82,14 @@ bool is_tls_op(const std::string &op)
                        [&op](const char *t) { return op == t; });
 }
 
+bool is_prefix(const std::string &m)
+{
+    static const char *p[] = {"rep", "repe", "repz", "repne", "repnz", "lock", "notrack",
+                              "bnd", "data16", "data32", "addr32", "rex64", "cs", "ds",
+                              "es", "ss", "fs", "gs", "xacquire", "xrelease"};
+    return std::any_of(std::begin(p), std::end(p), [&m](const char *x) { return m == x; });
+}
+
 bool is_gpr64(const std::string &r)
 {
     static const char *regs[] = {"%rax", "%rbx", "%rcx", "%rdx", "%rsi", "%rdi",
@@ -158,16 +166,28 @@ private:
     void call_through_got(const std::string &insn, const std::string &sym)
     {
         m_u.emit("\tmovq\t" + std::string(k_got_slot_symbol) + "(%rip), %r11");
-        m_u.emit("\t" + insn + "\t*" + std::to_string(8 * m_u.got_index(sym)) + "(%r11)");
+        m_u.emit("\t" + m_prefix + insn + "\t*" + std::to_string(8 * m_u.got_index(sym)) +
+                 "(%r11)");
     }
 
-    void patch(const asm_stmt &st)
+    void patch(const asm_stmt &st_in)
     {
+        /* instruction prefixes (rep, lock, notrack, ...) stay in front */
+        asm_stmt st = st_in;
+        std::string prefix;
+        while (is_prefix(lower(st.mnemonic)) && !st.operands.empty()) {
+            prefix += st.mnemonic + " ";
+            std::size_t sp = st.operands.find_first_of(" \t");
+            st.mnemonic    = st.operands.substr(0, sp);
+            st.operands    = (sp == std::string::npos) ? "" : trim(st.operands.substr(sp + 1));
+        }
+        m_prefix = prefix;
+
         auto ops  = split_operands(st.operands);
         auto refs = find_relocs(ops);
         if (refs.empty()) {
             check_plain_symbols(st, ops);
-            m_u.emit_original(st);
+            m_u.emit_original(st_in);
             return;
         }
         const reloc_ref &r = refs[0];
@@ -338,11 +358,12 @@ private:
         } else {
             m_u.emit("\tmovq\t" + std::string(k_got_slot_symbol) + "(%rip), " + scratch);
         }
-        m_u.emit("\t" + st.mnemonic + "\t" + rebuilt);
+        m_u.emit("\t" + m_prefix + st.mnemonic + "\t" + rebuilt);
         m_u.emit("\tpopq\t" + scratch);
     }
 
-    asm_unit &m_u;
+    asm_unit    &m_u;
+    std::string m_prefix;   /* prefixes of the instruction being patched */
 };
 
 } // namespace

@@ -96,6 +96,19 @@ TEST(got_patch_x86_64, refuses_what_it_cannot_make_position_independent)
                                             "table:\n\t.quad\tputs\n");
     EXPECT_TRUE(has(e, "'table' is initialized with the address of external symbol 'puts'")) << e;
 
+    e = patch_error(target_arch::x86_64, std::string(x86_head) + "\tmovl\t$table, %eax\n");
+    EXPECT_TRUE(has(e, "absolute address of 'table'")) << e;
+
+    /* prefixes are not symbols; the patched instruction keeps them */
+    got_patch_result r = got_patch(target_arch::x86_64,
+                                   std::string(x86_head) + "\trep movsq\n\trep stosb\n"
+                                                           "\tnotrack call\t*f@GOTPCREL(%rip)\n"
+                                                           "\tlock addq\tv@GOTPCREL(%rip), %rax\n",
+                                   "pkg/jam_t.amc", "");
+    EXPECT_TRUE(has(r.asm_text, "\trep movsq\n")) << r.asm_text;
+    EXPECT_TRUE(has(r.asm_text, "\tnotrack call\t*0(%r11)\n")) << r.asm_text;
+    EXPECT_TRUE(has(r.asm_text, "\tlock addq\t8(%r11), %rax\n")) << r.asm_text;
+
     /* differences of span labels are position independent: accepted */
     got_patch(target_arch::x86_64,
               std::string(x86_head) + ".L3:\n\tret\n\t.section\t.rodata\n.L4:\n"
