@@ -66,6 +66,34 @@ TEST_P(group_procs, two_groups_share_one_worker)
     EXPECT_EQ(1u, r.chains[1].size()) << r.output;
 }
 
+TEST_P(group_procs, perf_shapes_print_sane_json)
+{
+    for (std::string shape : {"smc_bw", "smc_lat"}) {
+        auto r = tc_test::run_command("UCX_TLS=" + GetParam() + " " +
+                                      tc_test::build_path("src/tools/twochains-run") +
+                                      " -n 3 --timeout 60 -- " +
+                                      tc_test::build_path("src/tools/twochains-perf") + " -t " +
+                                      shape + " -s 100 -n 200 -w 10 --json");
+        ASSERT_EQ(0, r.exit_code) << r.output;
+        std::smatch m;
+        std::regex json(R"(\[0\] \{"shape":")" + shape +
+                        R"(","mode":"urgent","transport":"[^"]+","members":3,.*"puts_per_msg":([0-9.]+),)");
+        ASSERT_TRUE(std::regex_search(r.output, m, json)) << r.output;
+        /* at least the urgent protocol's N^2+N-2 = 10 per message */
+        EXPECT_GE(std::stod(m[1]), 10.0) << r.output;
+        if (shape == "smc_lat") {
+            std::regex lat(R"("lat_avg_us":([0-9.]+),"lat_p50_us":([0-9.]+),"lat_p999_us":([0-9.]+))");
+            ASSERT_TRUE(std::regex_search(r.output, m, lat)) << r.output;
+            EXPECT_GT(std::stod(m[1]), 0.0);
+            EXPECT_LE(std::stod(m[2]), std::stod(m[3]));
+        } else {
+            std::regex rate(R"("msg_rate":([0-9.]+))");
+            ASSERT_TRUE(std::regex_search(r.output, m, rate)) << r.output;
+            EXPECT_GT(std::stod(m[1]), 0.0);
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(tl, group_procs, ::testing::Values("posix,self", "tcp,self"),
                          [](const auto &param_info) {
                              return param_info.param.substr(0, param_info.param.find(','));
