@@ -19,6 +19,7 @@ TC_PACKAGES=(
     libgtest-dev          # make check
     clang                 # warning-clean check with a second compiler, libFuzzer
     gcc-aarch64-linux-gnu # toolchain: cross-build jams for the paper's platform
+    libc6-dev-arm64-cross # its C library headers (stdint.h) for the cross build
     qemu-user             # run the aarch64 jam execution tests
     openmpi-bin libopenmpi-dev  # MPI + OpenSHMEM examples beside the library, one UCX
     libpmix-dev           # PMIx bootstrap under srun/prterun
