@@ -117,8 +117,7 @@ public:
         n_            = static_cast<int>(view_.members.size());
         s_            = static_cast<int>(view_.senders.size());
         stride_       = smc::slot_stride(params.max_payload);
-        row_words_    = s_ + 4;
-        row_bytes_    = ((row_words_ * sizeof(int64_t)) + 63) & ~size_t(63);
+        row_bytes_    = (offset(col_phase() + 1) + 63) & ~size_t(63);
         for (int i = 0; i < s_; ++i) {
             sender_member_.push_back(static_cast<int>(
                     std::find(view_.members.begin(), view_.members.end(), view_.senders[i]) -
@@ -240,46 +239,39 @@ public:
     bool is_sender() const { return my_sender_ >= 0; }
 
 private:
-    enum : int { kSent = 0, kReceived = 1 };
-    static constexpr int kPublished = -1; /* resolved by word() */
-    static constexpr int kDelivered = -2;
-    static constexpr int kPhase     = -3;
-
-    size_t word(int w) const
-    {
-        switch (w) {
-        case kPublished: return (s_ + 1) * sizeof(int64_t);
-        case kDelivered: return (s_ + 2) * sizeof(int64_t);
-        case kPhase: return (s_ + 3) * sizeof(int64_t);
-        default: return w * sizeof(int64_t);
-        }
-    }
+    /* Column (int64 word) indexes of the row described at the top. */
+    int col_sent() const { return 0; }
+    int col_received(int sender) const { return 1 + sender; }
+    int col_published() const { return s_ + 1; }
+    int col_delivered() const { return s_ + 2; }
+    int col_phase() const { return s_ + 3; }
+    static size_t offset(int col) { return col * sizeof(int64_t); }
 
     std::byte *row(int member) const { return table_->base() + member * row_bytes_; }
-    int64_t get(int member, int w) const { return load_word(row(member) + word(w)); }
-    void set(int w, int64_t v) { store_word(row(me_) + word(w), v); }
+    int64_t get(int member, int col) const { return load_word(row(member) + offset(col)); }
+    void set(int col, int64_t v) { store_word(row(me_) + offset(col), v); }
     std::byte *slot(int sender, int64_t index) const
     {
         return slots_->base() + (sender * params_.window + index % params_.window) * stride_;
     }
 
-    int64_t min_over_members(int w) const
+    int64_t min_over_members(int col) const
     {
         int64_t m = INT64_MAX;
         for (int i = 0; i < n_; ++i) {
-            m = std::min(m, get(i, w));
+            m = std::min(m, get(i, col));
         }
         return m;
     }
 
-    int64_t min_phase() const { return min_over_members(kPhase); }
+    int64_t min_phase() const { return min_over_members(col_phase()); }
 
     ucs_status_t set_phase(int64_t phase)
     {
         ucs_status_t status = pusher_.fence();
-        set(kPhase, phase);
+        set(col_phase(), phase);
         return (status != UCS_OK) ? status :
-               table_->push_all(pusher_, me_ * row_bytes_ + word(kPhase), sizeof(int64_t),
+               table_->push_all(pusher_, me_ * row_bytes_ + offset(col_phase()), sizeof(int64_t),
                                 put_purpose::other);
     }
 
@@ -291,12 +283,12 @@ private:
         }
         int64_t last = -1;
         for (int s = 0; s < s_; ++s) {
-            int64_t sent = get(sender_member_[s], kSent);
+            int64_t sent = get(sender_member_[s], col_sent());
             if (sent > 0) {
                 last = std::max(last, order::sequence_of(sent - 1, s, s_));
             }
         }
-        return min_over_members(kDelivered) - 1 >= last;
+        return min_over_members(col_delivered()) - 1 >= last;
     }
 
     template<class Pred> ucs_status_t progress_until(Pred pred)
@@ -322,7 +314,7 @@ private:
             return true;
         }
         int64_t previous = order::sequence_of(sent_ - params_.window, my_sender_, s_);
-        return min_over_members(kDelivered) - 1 >= previous;
+        return min_over_members(col_delivered()) - 1 >= previous;
     }
 
     ucs_status_t wait_for_slot(bool block)
@@ -344,17 +336,17 @@ private:
         smc::slot_header h{static_cast<uint32_t>(size), flags, sent_};
         std::memcpy(s, &h, sizeof(h));
 
-        const size_t offset = s - slots_->base();
-        ucs_status_t status = slots_->push_all(pusher_, offset, sizeof(h) + size, purpose,
+        const size_t slot_offset = s - slots_->base();
+        ucs_status_t status = slots_->push_all(pusher_, slot_offset, sizeof(h) + size, purpose,
                                                /*snapshot=*/false);
         if (status == UCS_OK) {
             status = pusher_.fence();
         }
         ++sent_;
-        set(kSent, sent_);
+        set(col_sent(), sent_);
         if (status == UCS_OK) {
-            status = table_->push_all(pusher_, me_ * row_bytes_ + word(kSent), sizeof(int64_t),
-                                      (purpose == put_purpose::null_message) ?
+            status = table_->push_all(pusher_, me_ * row_bytes_ + offset(col_sent()),
+                                      sizeof(int64_t), (purpose == put_purpose::null_message) ?
                                       put_purpose::null_message : put_purpose::counter);
         }
         if (status == UCS_OK) {
@@ -384,8 +376,8 @@ private:
             return UCS_ERR_IO_ERROR;
         }
         received_[sender] = index + 1;
-        set(kReceived + sender, received_[sender]);
-        set(kPublished, order::contiguous_received(received_) + 1);
+        set(col_received(sender), received_[sender]);
+        set(col_published(), order::contiguous_received(received_) + 1);
 
         if (params_.mode == delivery_mode::raw && !(h->flags & smc::SLOT_FLAG_NULL)) {
             deliver_one(sender, index, order::sequence_of(index, sender, s_));
@@ -397,7 +389,7 @@ private:
     {
         delivery_report_due_ = false;
         last_report_s_       = now_s();
-        return table_->push_all(pusher_, me_ * row_bytes_ + word(kReceived),
+        return table_->push_all(pusher_, me_ * row_bytes_ + offset(col_received(0)),
                                 (s_ + 2) * sizeof(int64_t), purpose);
     }
 
@@ -431,8 +423,8 @@ private:
 
     unsigned deliver_stable()
     {
-        const int64_t stable    = min_over_members(kPublished) - 1;
-        int64_t       delivered = get(me_, kDelivered) - 1;
+        const int64_t stable    = min_over_members(col_published()) - 1;
+        int64_t       delivered = get(me_, col_delivered()) - 1;
         unsigned      count     = 0;
         while (delivered < stable) {
             ++delivered;
@@ -444,12 +436,12 @@ private:
         }
         if (count != 0) {
             /* invariant: we deliver only what we have ourselves received */
-            if (delivered > get(me_, kPublished) - 1) {
+            if (delivered > get(me_, col_published()) - 1) {
                 ucs_error("group: invariant broken: delivered %ld beyond published %ld",
-                          static_cast<long>(delivered), static_cast<long>(get(me_, kPublished)));
+                          static_cast<long>(delivered), static_cast<long>(get(me_, col_published())));
                 std::abort();
             }
-            set(kDelivered, delivered + 1);
+            set(col_delivered(), delivered + 1);
             delivery_report_due_ = true;
         }
         return count;
@@ -478,7 +470,7 @@ private:
             if (s == my_sender_) {
                 continue;
             }
-            const int64_t sent = get(sender_member_[s], kSent);
+            const int64_t sent = get(sender_member_[s], col_sent());
             while (received_[s] < sent && status == UCS_OK) {
                 status = receive(s, received_[s]);
                 ++events;
@@ -518,7 +510,7 @@ private:
     std::unique_ptr<sst::mirrored_region> slots_;
     int                                   n_ = 0, s_ = 0, me_ = -1, my_sender_ = -1;
     std::vector<int>                      sender_member_;  /* sender index -> member */
-    size_t                                stride_ = 0, row_bytes_ = 0, row_words_ = 0;
+    size_t                                stride_ = 0, row_bytes_ = 0;
     std::vector<int64_t>                  received_;       /* mirror of our row */
     int64_t                               sent_             = 0;
     int64_t                               pending_size_     = -1;
