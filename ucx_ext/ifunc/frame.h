@@ -1,0 +1,226 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The Two-Chains frame: what one sender puts into one mailbox slot. This
+ * header is the wire format; every field, offset and rule is here.
+ *
+ *   0                tc_frame_hdr_t (128 bytes, two cache lines)
+ *   code_offset      the injectable span (Injected only), 64-aligned:
+ *                      got_offset   the GOT-pointer slot, inside the span
+ *                                   (span offset 0 for twochains-pkg spans),
+ *                                   8 bytes, shipped as zero; the receiver
+ *                                   writes ITS OWN table address there
+ *                      entry_offset <name>_main, inside the span
+ *   symtab_offset    the span's external symbol names (Injected, and the
+ *                    first Cached frame of an element, TC_FRAME_F_SYMBOLS):
+ *                    num_symbols NUL-terminated names in GOT order; used
+ *                    only by a receiver that links the code itself (trust
+ *                    mode without the package installed)
+ *   payload_offset   the payload, 64-aligned
+ *   frame_size - 1   the trailing signal byte, TC_FRAME_TRAILER(seq)
+ *   frame_size       a multiple of TC_FRAME_ALIGN, <= the slot size
+ *
+ * All offsets are absolute (from the frame start), all integers little
+ * endian. Regions are ordered (code < symtab < payload < trailer) and may
+ * not overlap; a region of size 0 has offset 0.
+ *
+ * Frame types:
+ *  - Local    (1): element id only; the receiver calls its own copy
+ *                  through the package's element table.
+ *  - Injected (2): the span travels in the frame; the receiver runs it
+ *                  (in place or from its RX code cache).
+ *  - Cached   (3): element id and code_hash only: the receiver runs the copy
+ *                  it cached from an earlier Injected frame of the same peer
+ *                  that carried TC_FRAME_F_CACHE. code_offset/size are 0; the
+ *                  bytes between the header and the payload are undefined
+ *                  (not transmitted).
+ *
+ * Identity: pkg_id = FNV-1a 64 of the package NAME (tc_frame_pkg_id()), so it
+ * is stable across rebuilds and both sides compute it without exchanging
+ * anything; element ids are the toolchain's (jam names sorted, stable for the
+ * same sources). build_id is the sender's package build id, informative.
+ * code_hash = FNV-1a 64 of the span with the GOT slot as zero bytes (the
+ * manifest's span_hash): identity and integrity, not authentication.
+ *
+ * Sequence: each (sender, receiver) ring numbers its frames 0, 1, 2, ...;
+ * frame k lands in slot k mod depth. The signal word carries the magic and
+ * the low 32 bits of seq, the trailer byte 0x80 | (seq & 0x7f), so a stale
+ * frame of an earlier lap is never taken for the current one. A frame whose
+ * seq is not the one the receiver expects in that slot was written by a
+ * sender that ignored its credits: it is rejected.
+ *
+ * "Data, then signal" -- which ordering guarantee each variant uses
+ * (UCX_TC_IFUNC_SIGNAL):
+ *  - fence (default): put [8, frame_size) (header minus signal, body and
+ *    trailer), ucp_worker_fence(), put the 8-byte signal word. UCP
+ *    guarantees that operations after a fence become visible at the target
+ *    after those before it, on every transport. A Cached frame puts the
+ *    header and the [payload_offset, frame_size) range before the fence.
+ *  - trailer (opt-in, the paper's): one put of [0, frame_size); the receiver
+ *    sees the signal, reads frame_size, then waits for the trailer byte.
+ *    This relies on one put landing in address order, which neither UCP, nor
+ *    the shared-memory transports (memcpy may copy backwards or with
+ *    non-temporal stores), nor InfiniBand promise. test_ifunc's
+ *    trailer_soundness test measures it on the transport at hand (every
+ *    frame checksummed) and reports the result; it does not assume it.
+ * In both variants the receiver checks the trailer; a frame whose trailer
+ * has not arrived within UCX_TC_IFUNC_TRAILER_TIMEOUT is rejected as
+ * truncated, without ever blocking the progress engine.
+ *
+ * The receiver frees a slot by zeroing its header and trailer byte (the
+ * whole slot after a reject), then returns credits one-sided.
+ */
+#ifndef TC_IFUNC_FRAME_H_
+#define TC_IFUNC_FRAME_H_
+
+#include <twochains/ifunc.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+BEGIN_C_DECLS
+
+#define TC_FRAME_VERSION      1u
+#define TC_FRAME_ALIGN        64u            /* every region and the frame */
+#define TC_FRAME_HDR_SIZE     128u
+#define TC_FRAME_MAGIC        0x31464354u    /* "TCF1" */
+#define TC_FRAME_GOT_SIZE     8u             /* one pointer */
+#define TC_FRAME_MIN_SIZE     (TC_FRAME_HDR_SIZE + TC_FRAME_ALIGN)
+#define TC_FRAME_MAX_SYMBOLS  256u
+#define TC_FRAME_SYMBOL_MAX   128u           /* name length, NUL included */
+#define TC_FRAME_SENDER_NONE  0xffffffffu    /* ucp_ifunc_send_nbix frames */
+
+/* Signal word and trailer byte of frame @a _seq */
+#define TC_FRAME_SIGNAL(_seq)  (((uint64_t)TC_FRAME_MAGIC << 32) | (uint32_t)(_seq))
+#define TC_FRAME_TRAILER(_seq) ((uint8_t)(0x80u | ((uint32_t)(_seq) & 0x7fu)))
+#define TC_FRAME_SIGNAL_SEQ(_sig)   ((uint32_t)(_sig))
+#define TC_FRAME_SIGNAL_MAGIC(_sig) ((uint32_t)((_sig) >> 32))
+
+/* tc_frame_hdr_t::type */
+typedef enum tc_frame_type {
+    TC_FRAME_LOCAL    = 1,
+    TC_FRAME_INJECTED = 2,
+    TC_FRAME_CACHED   = 3
+} tc_frame_type_t;
+
+/* tc_frame_hdr_t::flags */
+enum {
+    TC_FRAME_F_SYMBOLS  = 0x1,  /* symtab present */
+    TC_FRAME_F_CACHE    = 0x2,  /* receiver: keep this code for Cached frames */
+    TC_FRAME_F_CHECKSUM = 0x4,  /* checksum covers header [8, 88) + payload */
+    TC_FRAME_F_WDATA    = 0x8,  /* span has writable globals (TC_JAM_F_WRITABLE_DATA) */
+    TC_FRAME_F_ALL      = 0xf
+};
+
+typedef struct tc_frame_hdr {
+    uint64_t signal;          /*   0 TC_FRAME_SIGNAL(seq), written last */
+    uint16_t version;         /*   8 TC_FRAME_VERSION */
+    uint8_t  type;            /*  10 tc_frame_type_t */
+    uint8_t  hdr_lines;       /*  11 TC_FRAME_HDR_SIZE / TC_FRAME_ALIGN */
+    uint32_t flags;           /*  12 TC_FRAME_F_* */
+    uint32_t frame_size;      /*  16 bytes, trailer included */
+    uint32_t seq;             /*  20 ring sequence number */
+    uint64_t pkg_id;          /*  24 tc_frame_pkg_id(package name) */
+    uint64_t code_hash;       /*  32 span hash (Injected, Cached), else 0 */
+    uint32_t element_id;      /*  40 */
+    uint32_t sender;          /*  44 sender rank */
+    uint32_t got_offset;      /*  48 GOT-pointer slot */
+    uint32_t got_size;        /*  52 TC_FRAME_GOT_SIZE, or 0 */
+    uint32_t code_offset;     /*  56 span */
+    uint32_t code_size;       /*  60 */
+    uint32_t entry_offset;    /*  64 <name>_main */
+    uint32_t payload_offset;  /*  68 */
+    uint32_t payload_size;    /*  72 */
+    uint32_t symtab_offset;   /*  76 */
+    uint32_t symtab_size;     /*  80 bytes of names, NULs included */
+    uint32_t num_symbols;     /*  84 */
+    uint64_t checksum;        /*  88 TC_FRAME_F_CHECKSUM: FNV-1a 64 */
+    uint64_t build_id;        /*  96 sender's package build id */
+    uint8_t  reserved[24];    /* 104 zero */
+} tc_frame_hdr_t;
+
+/* The bytes the checksum covers in the header: version .. num_symbols */
+#define TC_FRAME_CSUM_HDR_BEGIN  8u
+#define TC_FRAME_CSUM_HDR_END    88u
+
+_Static_assert(sizeof(tc_frame_hdr_t) == TC_FRAME_HDR_SIZE, "frame header size");
+_Static_assert(TC_FRAME_HDR_SIZE % TC_FRAME_ALIGN == 0, "header is whole lines");
+_Static_assert(offsetof(tc_frame_hdr_t, signal) == 0, "signal word first");
+_Static_assert(offsetof(tc_frame_hdr_t, frame_size) == 16, "frame_size offset");
+_Static_assert(offsetof(tc_frame_hdr_t, pkg_id) == 24, "pkg_id offset");
+_Static_assert(offsetof(tc_frame_hdr_t, code_hash) == 32, "code_hash offset");
+_Static_assert(offsetof(tc_frame_hdr_t, got_offset) == 48, "got_offset offset");
+_Static_assert(offsetof(tc_frame_hdr_t, entry_offset) == 64, "entry_offset offset");
+_Static_assert(offsetof(tc_frame_hdr_t, checksum) == TC_FRAME_CSUM_HDR_END,
+               "checksum follows the covered header bytes");
+_Static_assert(offsetof(tc_frame_hdr_t, reserved) == 104, "reserved offset");
+_Static_assert((TC_FRAME_ALIGN & (TC_FRAME_ALIGN - 1)) == 0, "alignment power of 2");
+
+/* What the header validator learned: all offsets checked against the frame */
+typedef struct tc_frame_info {
+    tc_frame_type_t type;
+    uint32_t        seq;
+    uint32_t        frame_size;
+} tc_frame_info_t;
+
+static inline uint32_t tc_frame_align(uint32_t n)
+{
+    return (n + TC_FRAME_ALIGN - 1) & ~(TC_FRAME_ALIGN - 1);
+}
+
+/* FNV-1a 64, the toolchain's hash (twochains/jam_format.h) */
+#define TC_FNV1A64_INIT 0xcbf29ce484222325ull
+
+static inline uint64_t tc_fnv1a64_update(uint64_t h, const void *data, size_t len)
+{
+    const uint8_t *p = (const uint8_t*)data;
+    size_t i;
+
+    for (i = 0; i < len; ++i) {
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static inline uint64_t tc_fnv1a64(const void *data, size_t len)
+{
+    return tc_fnv1a64_update(TC_FNV1A64_INIT, data, len);
+}
+
+/** pkg_id of a package: FNV-1a 64 of its name, without the NUL. */
+uint64_t tc_frame_pkg_id(const char *pkg_name);
+
+/**
+ * Validate a header against the slot it sits in, before anything else of
+ * the frame is read: version, type, flags, size (non-zero, aligned, at most
+ * @a slot_size), every region inside [TC_FRAME_HDR_SIZE, frame_size - 1),
+ * aligned, ordered and consistent with the type, and (unless @a expect_seq is
+ * TC_FRAME_SEQ_ANY) the sequence number in both the signal and the header.
+ * Pure: reads only the TC_FRAME_HDR_SIZE bytes at @a hdr (a snapshot).
+ * @return TC_IFUNC_REJECT_NONE, or why the frame must be rejected.
+ */
+#define TC_FRAME_SEQ_ANY UINT64_MAX
+tc_ifunc_reject_t tc_frame_check_header(const tc_frame_hdr_t *hdr,
+                                        uint32_t slot_size, uint64_t expect_seq,
+                                        tc_frame_info_t *info);
+
+/**
+ * Validate the symbol table of a frame whose header passed
+ * tc_frame_check_header: exactly num_symbols names, each a C identifier
+ * shorter than TC_FRAME_SYMBOL_MAX, all inside symtab_size.
+ */
+tc_ifunc_reject_t tc_frame_check_symtab(const tc_frame_hdr_t *hdr,
+                                        const uint8_t *frame);
+
+/** Checksum of a frame (TC_FRAME_F_CHECKSUM): header [8, 88) + payload. */
+uint64_t tc_frame_checksum(const tc_frame_hdr_t *hdr, const uint8_t *frame);
+
+/**
+ * Hash of a span as the toolchain computes it: the 8 bytes at @a got_rel
+ * (the GOT slot) count as zero, whatever the buffer holds.
+ */
+uint64_t tc_frame_span_hash(const uint8_t *span, uint32_t size, uint32_t got_rel);
+
+END_C_DECLS
+
+#endif
