@@ -11,6 +11,10 @@ command -v mpicc >/dev/null && command -v oshcc >/dev/null && command -v mpirun 
     echo "SKIP: Open MPI (mpicc, oshcc, mpirun) not installed: apt-get install openmpi-bin libopenmpi-dev"
     exit 77
 }
+if [ -n "${TC_SAN_FLAGS:-}" ]; then
+    echo "SKIP: sanitizer build ($TC_SAN_FLAGS): mpicc/oshcc wrap gcc, which cannot link libraries instrumented with this build's sanitizer runtime"
+    exit 77
+fi
 work=$(mktemp -d /tmp/tc-examples.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 

@@ -629,7 +629,7 @@ static long tc_test_switchy_ref(unsigned long k, long x)
     case 0: return x + 1;
     case 1: return x * 3;
     case 2: return x - 7;
-    case 3: return x << 4;
+    case 3: return (long)((unsigned long)x << 4); /* what shl does; x << 4 is UB for x < 0 */
     case 4: return -x;
     case 5: return x / 3;
     case 6: return x ^ 0x55;
