@@ -263,7 +263,8 @@ typedef struct tc_ifunc_stats {
     uint64_t sent[TC_IFUNC_FRAME_KIND_LAST];   /**< frames sent, by type */
     uint64_t bytes_sent;
     uint64_t puts;                  /**< ucp_put_nbx calls for frames */
-    uint64_t credit_stalls;         /**< sends refused with UCS_ERR_NO_RESOURCE */
+    uint64_t credit_stalls;         /**< times a ring ran out of credits (a send
+                                         got UCS_ERR_NO_RESOURCE) */
     double   credit_wait_s;         /**< time from a stall to the next send to that ring */
 } tc_ifunc_stats_t;
 

@@ -1,0 +1,138 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The RX code cache: copies of injected spans, each in its own mapping that
+ * is written while read+write and then made read+execute (W^X: no mapping is
+ * ever writable and executable at once). The receiver's GOT table address is
+ * written into the copy's slot before it turns executable, so an entry is
+ * bound to one GOT table.
+ *
+ * Threads: owned by one receiver (a mailbox, or the ucp_poll_ifunc caller).
+ * Invariants: entries are never modified after install and live until
+ * cleanup; lookups compare every code byte (slot excluded), so a hash
+ * collision can never run different code.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ifunc_int.h"
+
+#include <base/debug.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+void tc_code_cache_init(tc_code_cache_t *cache, unsigned capacity)
+{
+    kh_init_inplace(tc_code, &cache->entries);
+    cache->count    = 0;
+    cache->capacity = capacity;
+}
+
+void tc_code_cache_cleanup(tc_code_cache_t *cache)
+{
+    tc_code_entry_t *entry, *next;
+
+    kh_foreach_value(&cache->entries, entry, {
+        for (; entry != NULL; entry = next) {
+            next = entry->next;
+            munmap(entry->code, entry->map_len);
+            free(entry);
+        }
+    })
+    kh_destroy_inplace(tc_code, &cache->entries);
+    cache->count = 0;
+}
+
+/* Equal code: every byte but the GOT slot */
+static int tc_code_equal(const tc_code_entry_t *entry, const uint8_t *code,
+                         uint32_t size, uint32_t got_rel, uint32_t entry_rel)
+{
+    uint32_t after = got_rel + TC_FRAME_GOT_SIZE;
+
+    return (entry->size == size) && (entry->got_rel == got_rel) &&
+           (entry->entry_rel == entry_rel) &&
+           (memcmp(entry->code, code, got_rel) == 0) &&
+           (memcmp(entry->code + after, code + after, size - after) == 0);
+}
+
+tc_code_entry_t *tc_code_cache_find(tc_code_cache_t *cache, uint64_t hash,
+                                    const uint8_t *code, uint32_t size,
+                                    uint32_t got_rel, uint32_t entry_rel,
+                                    void **got)
+{
+    tc_code_entry_t *entry;
+    khiter_t it;
+
+    it = kh_get(tc_code, &cache->entries, hash);
+    if (it == kh_end(&cache->entries)) {
+        return NULL;
+    }
+    for (entry = kh_val(&cache->entries, it); entry != NULL; entry = entry->next) {
+        if ((entry->got == got) &&
+            tc_code_equal(entry, code, size, got_rel, entry_rel)) {
+            return entry;
+        }
+    }
+    return NULL;
+}
+
+tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
+                                       const uint8_t *code, uint32_t size,
+                                       uint32_t got_rel, uint32_t entry_rel,
+                                       void **got, uint64_t pkg_id,
+                                       uint32_t element_id)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    tc_code_entry_t *entry;
+    khiter_t it;
+    int ret;
+
+    if (cache->count >= cache->capacity) {
+        return NULL;
+    }
+    entry = calloc(1, sizeof(*entry));
+    if (entry == NULL) {
+        return NULL;
+    }
+    entry->map_len = (size + page - 1) & ~(page - 1);
+    entry->code    = mmap(NULL, entry->map_len, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (entry->code == MAP_FAILED) {
+        ucs_diag("code cache: mmap of %zu bytes failed: %m", entry->map_len);
+        goto err_free;
+    }
+    memcpy(entry->code, code, size);
+    memcpy(entry->code + got_rel, &got, sizeof(got));
+    if (mprotect(entry->code, entry->map_len, PROT_READ | PROT_EXEC) != 0) {
+        ucs_diag("code cache: mprotect(PROT_READ|PROT_EXEC) failed: %m");
+        goto err_unmap;
+    }
+    __builtin___clear_cache((char*)entry->code, (char*)entry->code + size);
+
+    entry->hash       = hash;
+    entry->size       = size;
+    entry->got_rel    = got_rel;
+    entry->entry_rel  = entry_rel;
+    entry->got        = got;
+    entry->pkg_id     = pkg_id;
+    entry->element_id = element_id;
+
+    it = kh_put(tc_code, &cache->entries, hash, &ret);
+    if (ret < 0) {
+        goto err_unmap;
+    }
+    entry->next = (ret == 0) ? kh_val(&cache->entries, it) : NULL;
+    kh_val(&cache->entries, it) = entry;
+    ++cache->count;
+    return entry;
+
+err_unmap:
+    munmap(entry->code, entry->map_len);
+err_free:
+    free(entry);
+    return NULL;
+}

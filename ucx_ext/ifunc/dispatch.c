@@ -1,0 +1,442 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The receive path: look at one slot, and when its frame is complete,
+ * validate it and run it (Local, Injected, Cached), or reject it.
+ *
+ * Threads: the thread that drives the receiver (mailbox poller or
+ * ucp_poll_ifunc caller); one thread per ring.
+ *
+ * Invariants:
+ *  - the header is copied once (a snapshot) after the signal, and only the
+ *    snapshot is validated and used: tc_frame_check_header bounds every
+ *    region before any code or payload byte is read;
+ *  - package-level checks (package, element, hash, security mode, GOT)
+ *    happen before the code is placed or called;
+ *  - the GOT pointer that code sees is always the receiver's own table
+ *    (installed package, or built here from names with dlsym), never a value
+ *    from the wire;
+ *  - every frame ends RUN or REJECTED exactly once; both free the slot
+ *    (header and trailer zeroed, the whole slot after a reject);
+ *  - an incomplete frame never blocks: it is PENDING until the trailer
+ *    timeout, then rejected as truncated.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ifunc_int.h"
+
+#include <base/debug.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TC_IFUNC_MAX_LINKS 1024
+
+typedef void (*tc_ifunc_main_fn_t)(void *payload, size_t payload_size,
+                                   void *target_args);
+
+void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer)
+{
+    memset(ring, 0, sizeof(*ring));
+    ring->base = base;
+    ring->peer = peer;
+    kh_init_inplace(tc_cached, &ring->cached);
+}
+
+void tc_ifunc_ring_cleanup(tc_ifunc_ring_t *ring)
+{
+    tc_ifunc_link_t *link, *next;
+
+    for (link = ring->links; link != NULL; link = next) {
+        next = link->next;
+        free(link->got);
+        free(link);
+    }
+    ring->links = NULL;
+    kh_destroy_inplace(tc_cached, &ring->cached);
+}
+
+static void tc_ifunc_reject(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                            tc_ifunc_reject_t reason, const tc_frame_hdr_t *h,
+                            const char *detail)
+{
+    char from[32];
+
+    ++rx->stats->rejects[reason];
+    ++rx->stats->rejects_total;
+    if (ring->peer >= 0) {
+        snprintf(from, sizeof(from), "rank %d", ring->peer);
+    } else {
+        snprintf(from, sizeof(from), "buffer %p", ring->base);
+    }
+
+    if (!(ring->warned & UCS_BIT(reason))) {
+        ring->warned |= UCS_BIT(reason);
+        ucs_warn("ifunc rank %d: rejected frame seq %u type %u element %u from %s: "
+                 "%s%s%s (further '%s' rejects from this peer are only counted)",
+                 rx->rank, h->seq, h->type, h->element_id, from,
+                 tc_ifunc_reject_name(reason), (detail[0] != '\0') ? ": " : "",
+                 detail, tc_ifunc_reject_name(reason));
+    } else {
+        ucs_debug("ifunc rank %d: rejected frame seq %u from %s: %s%s%s", rx->rank,
+                  h->seq, from, tc_ifunc_reject_name(reason),
+                  (detail[0] != '\0') ? ": " : "", detail);
+    }
+}
+
+/* The GOT table built from the names a peer's frame carries (trust mode) */
+static void **tc_ifunc_link(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                            const tc_frame_hdr_t *h, const uint8_t *slot,
+                            tc_ifunc_reject_t *reason_p, char *detail,
+                            size_t detail_len)
+{
+    tc_ifunc_link_t *link;
+    const char *name;
+    unsigned n, count = 0;
+    void **got;
+
+    for (link = ring->links; link != NULL; link = link->next, ++count) {
+        if ((link->pkg_id == h->pkg_id) && (link->element_id == h->element_id) &&
+            (link->code_hash == h->code_hash)) {
+            return link->got;
+        }
+    }
+    if (!(h->flags & TC_FRAME_F_SYMBOLS)) {
+        snprintf(detail, detail_len, "package not installed and no symbol names");
+        *reason_p = TC_IFUNC_REJECT_LINK;
+        return NULL;
+    }
+    *reason_p = tc_frame_check_symtab(h, slot);
+    if (*reason_p != TC_IFUNC_REJECT_NONE) {
+        snprintf(detail, detail_len, "malformed symbol names");
+        return NULL;
+    }
+    if (count >= TC_IFUNC_MAX_LINKS) {
+        *reason_p = TC_IFUNC_REJECT_RESOURCE;
+        snprintf(detail, detail_len, "%u linked elements", count);
+        return NULL;
+    }
+
+    got  = calloc(h->num_symbols + 1, sizeof(*got));
+    link = calloc(1, sizeof(*link));
+    if ((got == NULL) || (link == NULL)) {
+        *reason_p = TC_IFUNC_REJECT_RESOURCE;
+        goto err;
+    }
+    name = (const char*)slot + h->symtab_offset;
+    for (n = 0; n < h->num_symbols; ++n) {
+        got[n] = tc_ifunc_symbol_resolve(name);
+        if (got[n] == NULL) {
+            snprintf(detail, detail_len, "cannot resolve '%s'", name);
+            *reason_p = TC_IFUNC_REJECT_LINK;
+            goto err;
+        }
+        name += strlen(name) + 1;
+    }
+    link->pkg_id     = h->pkg_id;
+    link->element_id = h->element_id;
+    link->code_hash  = h->code_hash;
+    link->got        = got;
+    link->next       = ring->links;
+    ring->links      = link;
+    ++rx->stats->remote_links;
+    ucs_debug("ifunc rank %d: linked element %u of package %016" PRIx64
+              " from rank %d: %u symbols", rx->rank, h->element_id, h->pkg_id,
+              ring->peer, h->num_symbols);
+    return got;
+
+err:
+    free(got);
+    free(link);
+    return NULL;
+}
+
+/* Same bytes as the installed span, GOT slot excluded */
+static int tc_ifunc_same_span(const tc_ifunc_element_t *e, const uint8_t *code,
+                              uint32_t got_rel)
+{
+    uint32_t after = got_rel + TC_FRAME_GOT_SIZE;
+
+    return (memcmp(code, e->span, got_rel) == 0) &&
+           (memcmp(code + after, e->span + after, e->span_size - after) == 0);
+}
+
+static tc_ifunc_reject_t
+tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                      const tc_frame_hdr_t *h, uint8_t *slot, void *payload,
+                      char *detail, size_t detail_len)
+{
+    uint8_t *code      = slot + h->code_offset;
+    uint32_t got_rel   = h->got_offset - h->code_offset;
+    uint32_t entry_rel = h->entry_offset - h->code_offset;
+    int wdata          = !!(h->flags & TC_FRAME_F_WDATA);
+    const tc_ifunc_element_t *e = NULL;
+    tc_ifunc_reject_t reason;
+    tc_code_entry_t *entry = NULL;
+    tc_ifunc_main_fn_t fn;
+    tc_ifunc_pkg_h pkg;
+    uint64_t hash;
+    void **got;
+    khiter_t it;
+    int ret;
+
+    if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
+        snprintf(detail, detail_len, "injected code in local-only mode");
+        return TC_IFUNC_REJECT_DISABLED;
+    }
+    hash = tc_frame_span_hash(code, h->code_size, got_rel);
+    if (hash != h->code_hash) {
+        snprintf(detail, detail_len, "code hashes to %016" PRIx64 ", header says %016"
+                 PRIx64, hash, h->code_hash);
+        return TC_IFUNC_REJECT_HASH;
+    }
+
+    pkg = tc_ifunc_pkg_find(h->pkg_id);
+    if (pkg != NULL) {
+        e = tc_ifunc_pkg_elem(pkg, h->element_id);
+    }
+    if (rx->security == TC_IFUNC_SECURITY_VERIFY) {
+        if (pkg == NULL) {
+            snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
+            return TC_IFUNC_REJECT_UNKNOWN_PKG;
+        }
+        if (e == NULL) {
+            snprintf(detail, detail_len, "package %s has %u elements", pkg->name,
+                     pkg->num_elements);
+            return TC_IFUNC_REJECT_UNKNOWN_ELEMENT;
+        }
+        if ((e->span_hash != hash) || (e->span_size != h->code_size) ||
+            (e->got_slot_offset != got_rel) || (e->entry_offset != entry_rel) ||
+            !tc_ifunc_same_span(e, code, got_rel)) {
+            snprintf(detail, detail_len, "code is not the installed %s.%s", pkg->name,
+                     e->name);
+            return TC_IFUNC_REJECT_HASH;
+        }
+        if (e->got == NULL) {
+            snprintf(detail, detail_len, "%s.%s has unresolved externals", pkg->name,
+                     e->name);
+            return TC_IFUNC_REJECT_LINK;
+        }
+        got   = e->got;
+        wdata = !!(e->flags & TC_JAM_F_WRITABLE_DATA);
+    } else if ((e != NULL) && (e->got != NULL) && (e->span_hash == hash) &&
+               (e->span_size == h->code_size) && (e->got_slot_offset == got_rel)) {
+        got = e->got;     /* trust, same build as installed: its GOT order */
+    } else {
+        reason = TC_IFUNC_REJECT_NONE;
+        got    = tc_ifunc_link(rx, ring, h, slot, &reason, detail, detail_len);
+        if (got == NULL) {
+            return reason;
+        }
+    }
+
+    if ((rx->placement == TC_IFUNC_PLACEMENT_COPY) || (h->flags & TC_FRAME_F_CACHE)) {
+        if (wdata) {
+            snprintf(detail, detail_len, "code with writable globals needs "
+                     "UCX_TC_IFUNC_PLACEMENT=inplace and no caching");
+            return TC_IFUNC_REJECT_PLACEMENT;
+        }
+        entry = tc_code_cache_find(&rx->cache, hash, code, h->code_size, got_rel,
+                                   entry_rel, got);
+        if (entry != NULL) {
+            ++rx->stats->cache_hits;
+        } else {
+            entry = tc_code_cache_install(&rx->cache, hash, code, h->code_size,
+                                          got_rel, entry_rel, got, h->pkg_id,
+                                          h->element_id);
+            if (entry == NULL) {
+                snprintf(detail, detail_len, "code cache full (%u entries) or "
+                         "mapping failed", rx->cache.count);
+                return TC_IFUNC_REJECT_RESOURCE;
+            }
+            ++rx->stats->cache_installs;
+        }
+        if (h->flags & TC_FRAME_F_CACHE) {
+            it = kh_put(tc_cached, &ring->cached, h->code_hash, &ret);
+            if (ret < 0) {
+                return TC_IFUNC_REJECT_RESOURCE;
+            }
+            kh_val(&ring->cached, it) = entry;
+        }
+    }
+
+    if (rx->placement == TC_IFUNC_PLACEMENT_COPY) {
+        fn = (tc_ifunc_main_fn_t)(void*)(entry->code + entry->entry_rel);
+    } else {
+        /* compact mode: the slot is RWX; our table into the GOT slot */
+        memcpy(code + got_rel, &got, sizeof(got));
+        __builtin___clear_cache((char*)code, (char*)code + h->code_size);
+        fn = (tc_ifunc_main_fn_t)(void*)(code + entry_rel);
+    }
+    fn(payload, h->payload_size, rx->target_args);
+    return TC_IFUNC_REJECT_NONE;
+}
+
+static tc_ifunc_reject_t tc_ifunc_dispatch(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                           const tc_frame_hdr_t *h, uint8_t *slot,
+                                           char *detail, size_t detail_len)
+{
+    void *payload = (h->payload_size != 0) ? slot + h->payload_offset : NULL;
+    const tc_ifunc_element_t *e;
+    tc_code_entry_t *entry;
+    tc_ifunc_main_fn_t fn;
+    tc_ifunc_pkg_h pkg;
+    khiter_t it;
+
+    switch (h->type) {
+    case TC_FRAME_LOCAL:
+        pkg = tc_ifunc_pkg_find(h->pkg_id);
+        if (pkg == NULL) {
+            snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
+            return TC_IFUNC_REJECT_UNKNOWN_PKG;
+        }
+        e = tc_ifunc_pkg_elem(pkg, h->element_id);
+        if (e == NULL) {
+            snprintf(detail, detail_len, "package %s has %u elements", pkg->name,
+                     pkg->num_elements);
+            return TC_IFUNC_REJECT_UNKNOWN_ELEMENT;
+        }
+        e->local->main(payload, h->payload_size, rx->target_args);
+        return TC_IFUNC_REJECT_NONE;
+    case TC_FRAME_INJECTED:
+        return tc_ifunc_run_injected(rx, ring, h, slot, payload, detail, detail_len);
+    default: /* TC_FRAME_CACHED; the header check allows nothing else */
+        if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
+            snprintf(detail, detail_len, "cached code in local-only mode");
+            return TC_IFUNC_REJECT_DISABLED;
+        }
+        it = kh_get(tc_cached, &ring->cached, h->code_hash);
+        if (it == kh_end(&ring->cached)) {
+            snprintf(detail, detail_len, "code %016" PRIx64 " was never sent here",
+                     h->code_hash);
+            return TC_IFUNC_REJECT_CACHE_MISS;
+        }
+        entry = kh_val(&ring->cached, it);
+        if ((entry->pkg_id != h->pkg_id) || (entry->element_id != h->element_id)) {
+            snprintf(detail, detail_len, "code %016" PRIx64 " is another element",
+                     h->code_hash);
+            return TC_IFUNC_REJECT_CACHE_MISS;
+        }
+        ++rx->stats->cache_hits;
+        fn = (tc_ifunc_main_fn_t)(void*)(entry->code + entry->entry_rel);
+        fn(payload, h->payload_size, rx->target_args);
+        return TC_IFUNC_REJECT_NONE;
+    }
+}
+
+static int tc_ifunc_size_ok(uint32_t size, uint32_t slot_size)
+{
+    return (size >= TC_FRAME_MIN_SIZE) && (size <= slot_size) &&
+           ((size % TC_FRAME_ALIGN) == 0);
+}
+
+tc_ifunc_slot_result_t tc_ifunc_slot_process(tc_ifunc_rx_t *rx,
+                                             tc_ifunc_ring_t *ring,
+                                             uint8_t *slot, uint32_t slot_size,
+                                             uint64_t expect_seq)
+{
+    tc_frame_hdr_t *live = (tc_frame_hdr_t*)slot;
+    tc_ifunc_reject_t reason;
+    char detail[192] = "";
+    tc_frame_hdr_t h;
+    uint64_t sig;
+    uint32_t size;
+    int complete;
+    double now;
+
+    sig = __atomic_load_n(&live->signal, __ATOMIC_ACQUIRE);
+    if (ucs_likely(sig == 0)) {
+        return TC_IFUNC_SLOT_EMPTY;
+    }
+
+    size     = __atomic_load_n(&live->frame_size, __ATOMIC_ACQUIRE);
+    complete = (TC_FRAME_SIGNAL_MAGIC(sig) == TC_FRAME_MAGIC) &&
+               tc_ifunc_size_ok(size, slot_size) &&
+               (__atomic_load_n(&slot[size - 1], __ATOMIC_ACQUIRE) ==
+                TC_FRAME_TRAILER(TC_FRAME_SIGNAL_SEQ(sig)));
+    if (ucs_unlikely(!complete)) {
+        /* With the fenced signal everything is here once the signal is: a
+         * bad size or magic is final. Otherwise wait, boundedly, for the
+         * rest of the frame. */
+        if (!ring->trailer_mode && ((TC_FRAME_SIGNAL_MAGIC(sig) != TC_FRAME_MAGIC) ||
+                                    !tc_ifunc_size_ok(size, slot_size))) {
+            goto check;
+        }
+        now = tc_ifunc_now();
+        if (ring->pending_since == 0) {
+            ring->pending_since = now;
+            return TC_IFUNC_SLOT_PENDING;
+        }
+        if (now - ring->pending_since < rx->trailer_timeout) {
+            return TC_IFUNC_SLOT_PENDING;
+        }
+        rx->stats->pending_wait_s += now - ring->pending_since;
+        ring->pending_since = 0;
+        memcpy(&h, slot, sizeof(h));
+        if (TC_FRAME_SIGNAL_MAGIC(sig) != TC_FRAME_MAGIC) {
+            reason = TC_IFUNC_REJECT_SIGNAL;
+        } else if (!tc_ifunc_size_ok(size, slot_size)) {
+            reason = TC_IFUNC_REJECT_SIZE;
+            snprintf(detail, sizeof(detail), "frame size %u, slot %u", size,
+                     slot_size);
+        } else {
+            reason = TC_IFUNC_REJECT_TRUNCATED;
+            snprintf(detail, sizeof(detail), "no trailer at byte %u after %.3f s",
+                     size - 1, rx->trailer_timeout);
+        }
+        goto reject;
+    }
+    if (ucs_unlikely(ring->pending_since != 0)) {
+        rx->stats->pending_wait_s += tc_ifunc_now() - ring->pending_since;
+        ring->pending_since = 0;
+    }
+
+check:
+    /* one snapshot; only it is validated and used from here on */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    memcpy(&h, slot, sizeof(h));
+    reason = tc_frame_check_header(&h, slot_size, expect_seq, NULL);
+    if (reason != TC_IFUNC_REJECT_NONE) {
+        if (reason == TC_IFUNC_REJECT_SIZE) {
+            snprintf(detail, sizeof(detail), "frame size %u, slot %u", h.frame_size,
+                     slot_size);
+        } else if (reason == TC_IFUNC_REJECT_SEQUENCE) {
+            snprintf(detail, sizeof(detail), "seq %u in the slot of seq %u",
+                     h.seq, (uint32_t)expect_seq);
+        }
+        goto reject;
+    }
+    if ((h.signal != sig) || (h.frame_size != size) ||
+        ((ring->peer >= 0) && (h.sender != (uint32_t)ring->peer))) {
+        reason = TC_IFUNC_REJECT_SEQUENCE;
+        snprintf(detail, sizeof(detail), "header changed while read, or sender %u",
+                 h.sender);
+        goto reject;
+    }
+    if ((h.flags & TC_FRAME_F_CHECKSUM) && (tc_frame_checksum(&h, slot) != h.checksum)) {
+        reason = TC_IFUNC_REJECT_CHECKSUM;
+        goto reject;
+    }
+
+    reason = tc_ifunc_dispatch(rx, ring, &h, slot, detail, sizeof(detail));
+    if (reason != TC_IFUNC_REJECT_NONE) {
+        goto reject;
+    }
+
+    ++rx->stats->frames[h.type - TC_FRAME_LOCAL];
+    rx->stats->bytes += h.frame_size;
+    ucs_trace_data("ifunc rank %d: ran frame seq %u type %u element %u from %d",
+                   rx->rank, h.seq, h.type, h.element_id, ring->peer);
+    slot[h.frame_size - 1] = 0;
+    memset(slot, 0, TC_FRAME_HDR_SIZE);
+    return TC_IFUNC_SLOT_RUN;
+
+reject:
+    tc_ifunc_reject(rx, ring, reason, &h, detail);
+    memset(slot, 0, slot_size);
+    return TC_IFUNC_SLOT_REJECTED;
+}

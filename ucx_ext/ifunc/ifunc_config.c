@@ -1,0 +1,173 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * UCX_TC_IFUNC_*: the Two-Chains runtime's configuration table, parsed by
+ * UCX's own parser and registered with UCX, so that
+ * `LD_PRELOAD=libtwochains.so ucx_info -cf` lists it. It is a table of its
+ * own (prefix TC_IFUNC_) because tc_config_t, the main table's struct, is a
+ * public type of another module.
+ *
+ * Threads: tc_ifunc_config_get reads the environment once (pthread_once).
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ifunc_int.h"
+
+#include <twochains/config.h>
+
+#include <ucs/sys/preprocessor.h>
+#include <ucs/config/parser.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#define TC_IFUNC_CONFIG_PREFIX "TC_IFUNC_"
+
+const char *tc_ifunc_security_names[] = {
+    [TC_IFUNC_SECURITY_LOCAL_ONLY] = "local-only",
+    [TC_IFUNC_SECURITY_VERIFY]     = "verify",
+    [TC_IFUNC_SECURITY_TRUST]      = "trust",
+    [TC_IFUNC_SECURITY_LAST]       = NULL
+};
+
+const char *tc_ifunc_placement_names[] = {
+    [TC_IFUNC_PLACEMENT_COPY]    = "copy",
+    [TC_IFUNC_PLACEMENT_INPLACE] = "inplace",
+    [TC_IFUNC_PLACEMENT_LAST]    = NULL
+};
+
+const char *tc_ifunc_signal_names[] = {
+    [TC_IFUNC_SIGNAL_FENCE]   = "fence",
+    [TC_IFUNC_SIGNAL_TRAILER] = "trailer",
+    [TC_IFUNC_SIGNAL_LAST]    = NULL
+};
+
+const char *tc_ifunc_mode_names[] = {
+    [TC_IFUNC_MODE_LOCAL]    = "local",
+    [TC_IFUNC_MODE_INJECTED] = "injected",
+    [TC_IFUNC_MODE_CACHED]   = "cached",
+    [TC_IFUNC_MODE_LAST]     = NULL
+};
+
+static ucs_config_field_t tc_ifunc_config_table[] = {
+    {"SECURITY", "verify",
+     "Which frames a receiver runs:\n"
+     " local-only - Local frames only; injected and cached code is rejected\n"
+     " verify     - injected code must equal (hash and bytes) the installed element\n"
+     " trust      - any code from a connected peer (the paper's mode); code of a\n"
+     "              package not installed here is linked from the symbol names\n"
+     "              its first frame carries (dlsym over the process and rieds)",
+     ucs_offsetof(tc_ifunc_config_t, security),
+     UCS_CONFIG_TYPE_ENUM(tc_ifunc_security_names)},
+
+    {"PLACEMENT", "copy",
+     "Where injected code runs:\n"
+     " copy    - copied into a read+execute code cache (W^X), deduplicated\n"
+     " inplace - in the mailbox slot, which is mapped read+write+execute (the\n"
+     "           paper's compact mode); needed for jams with writable globals",
+     ucs_offsetof(tc_ifunc_config_t, placement),
+     UCS_CONFIG_TYPE_ENUM(tc_ifunc_placement_names)},
+
+    {"SIGNAL", "fence",
+     "How a sender orders a frame's data before its signal:\n"
+     " fence   - put the frame, ucp_worker_fence(), put the signal word\n"
+     " trailer - one put; the receiver waits for the trailing byte. Sound only\n"
+     "           where one put lands in address order (see test_ifunc's\n"
+     "           trailer_soundness test)",
+     ucs_offsetof(tc_ifunc_config_t, signal),
+     UCS_CONFIG_TYPE_ENUM(tc_ifunc_signal_names)},
+
+    {"SLOT_SIZE", "4096",
+     "Bytes per mailbox slot, a multiple of 64: the largest frame a peer can send.",
+     ucs_offsetof(tc_ifunc_config_t, slot_size), UCS_CONFIG_TYPE_UINT},
+
+    {"RING_DEPTH", "64",
+     "Slots per sender in every mailbox: frames a sender may have unconsumed.",
+     ucs_offsetof(tc_ifunc_config_t, ring_depth), UCS_CONFIG_TYPE_UINT},
+
+    {"POLL_BATCH", "16",
+     "Most frames one call of the mailbox poller runs.",
+     ucs_offsetof(tc_ifunc_config_t, poll_batch), UCS_CONFIG_TYPE_UINT},
+
+    {"TRAILER_TIMEOUT", "100ms",
+     "How long a frame whose signal arrived may wait for the rest of it before\n"
+     "it is rejected as truncated. The poller never blocks meanwhile.",
+     ucs_offsetof(tc_ifunc_config_t, trailer_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"CACHE_ENTRIES", "256",
+     "Code copies a receiver's code cache holds.",
+     ucs_offsetof(tc_ifunc_config_t, cache_entries), UCS_CONFIG_TYPE_UINT},
+
+    {"PKG_PATH", "",
+     "Colon-separated package manifests, package directories or install\n"
+     "prefixes, searched by ucp_register_ifunc for a jam of the given name.",
+     ucs_offsetof(tc_ifunc_config_t, pkg_path), UCS_CONFIG_TYPE_STRING},
+
+    {NULL}
+};
+
+UCS_CONFIG_REGISTER_TABLE(tc_ifunc_config_table, "Two-Chains ifunc",
+                          TC_IFUNC_CONFIG_PREFIX, tc_ifunc_config_t,
+                          &ucs_config_global_list)
+
+ucs_status_t tc_ifunc_config_read(tc_ifunc_config_t *config)
+{
+    return ucs_config_parser_fill_opts(config, tc_ifunc_config_table,
+                                       TC_CONFIG_ENV_PREFIX,
+                                       TC_IFUNC_CONFIG_PREFIX, 0);
+}
+
+void tc_ifunc_config_release(tc_ifunc_config_t *config)
+{
+    ucs_config_parser_release_opts(config, tc_ifunc_config_table);
+}
+
+void tc_ifunc_config_print(FILE *stream, int with_doc)
+{
+    ucs_config_print_flags_t flags = UCS_CONFIG_PRINT_CONFIG;
+    tc_ifunc_config_t config;
+
+    if (tc_ifunc_config_read(&config) != UCS_OK) {
+        return;
+    }
+    if (with_doc) {
+        flags |= UCS_CONFIG_PRINT_DOC | UCS_CONFIG_PRINT_HEADER;
+    }
+    ucs_config_parser_print_opts(stream, "Two-Chains ifunc configuration", &config,
+                                 tc_ifunc_config_table, TC_IFUNC_CONFIG_PREFIX,
+                                 TC_CONFIG_ENV_PREFIX, flags);
+    tc_ifunc_config_release(&config);
+}
+
+static pthread_once_t    tc_ifunc_config_once = PTHREAD_ONCE_INIT;
+static tc_ifunc_config_t tc_ifunc_config;
+
+static void tc_ifunc_config_load(void)
+{
+    if (tc_ifunc_config_read(&tc_ifunc_config) != UCS_OK) {
+        /* the parser named the bad variable; run with the defaults */
+        tc_ifunc_config.security        = TC_IFUNC_SECURITY_VERIFY;
+        tc_ifunc_config.placement       = TC_IFUNC_PLACEMENT_COPY;
+        tc_ifunc_config.signal          = TC_IFUNC_SIGNAL_FENCE;
+        tc_ifunc_config.slot_size       = 4096;
+        tc_ifunc_config.ring_depth      = 64;
+        tc_ifunc_config.poll_batch      = 16;
+        tc_ifunc_config.trailer_timeout = 0.1;
+        tc_ifunc_config.cache_entries   = 256;
+        tc_ifunc_config.pkg_path        = NULL;
+    }
+}
+
+const tc_ifunc_config_t *tc_ifunc_config_get(void)
+{
+    pthread_once(&tc_ifunc_config_once, tc_ifunc_config_load);
+    return &tc_ifunc_config;
+}
+
+/* Parse once at load time so that UCX does not call our variables unused
+ * when an application calls ucp_init() first (as config.c does). */
+UCS_STATIC_INIT
+{
+    tc_ifunc_config_get();
+}

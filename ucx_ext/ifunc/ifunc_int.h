@@ -1,0 +1,306 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Private types of the Two-Chains runtime: packages, the code cache, the
+ * receive context shared by mailboxes and ucp_poll_ifunc, mailboxes and
+ * messages.
+ */
+#ifndef TC_IFUNC_INT_H_
+#define TC_IFUNC_INT_H_
+
+#include "frame.h"
+
+#include <twochains/ifunc.h>
+#include <twochains/jam.h>
+#include <twochains/jam_format.h>
+
+#include <ucs/datastruct/khash.h>
+#include <stdint.h>
+#include <time.h>
+
+#define TC_IFUNC_MAX_PKGS    32
+#define TC_IFUNC_MAX_RIEDS   16
+#define TC_IFUNC_PKG_NAME_MAX 64
+
+
+/* ---- packages (package.c) ---- */
+
+typedef struct tc_ifunc_element {
+    uint32_t               id;
+    char                   name[TC_JAM_NAME_MAX];
+    uint32_t               span_size;
+    uint64_t               span_hash;
+    uint32_t               got_slot_offset;
+    uint32_t               entry_offset;
+    uint32_t               data_offset;
+    uint32_t               flags;          /* TC_JAM_F_* */
+    uint32_t               num_externals;
+    uint8_t                *span;          /* slot zeroed, hash checked */
+    char                   *symtab;        /* names, NUL-separated, GOT order */
+    uint32_t               symtab_size;
+    void                   **got;          /* resolved here; NULL if any failed */
+    const tc_jam_element_t *local;         /* row of the element table */
+} tc_ifunc_element_t;
+
+struct tc_ifunc_pkg {
+    char               name[TC_IFUNC_PKG_NAME_MAX];
+    char               arch[16];
+    uint64_t           id;                 /* tc_frame_pkg_id(name) */
+    uint64_t           build_id;
+    char               *manifest;          /* realpath, identifies the package */
+    unsigned           refcount;           /* under the registry lock */
+    void               *local_dl;
+    void               *rieds[TC_IFUNC_MAX_RIEDS];
+    unsigned           num_rieds;
+    tc_ifunc_element_t *elements;
+    unsigned           num_elements;
+};
+
+/* Registered package with this id, or NULL. Lock-free read. */
+tc_ifunc_pkg_h tc_ifunc_pkg_find(uint64_t pkg_id);
+
+/* Package that has a jam called @a name (for ucp_register_ifunc) */
+tc_ifunc_pkg_h tc_ifunc_pkg_find_element(const char *name, uint32_t *id_p);
+
+/* Take one more reference on a registered package */
+void tc_ifunc_pkg_ref(tc_ifunc_pkg_h pkg);
+
+static inline const tc_ifunc_element_t *
+tc_ifunc_pkg_elem(tc_ifunc_pkg_h pkg, uint32_t id)
+{
+    return (id < pkg->num_elements) ? &pkg->elements[id] : NULL;
+}
+
+/* dlsym over the rieds of every registered package, then the process */
+void *tc_ifunc_symbol_resolve(const char *name);
+
+
+/* ---- code cache (code_cache.c) ---- */
+
+typedef struct tc_code_entry {
+    uint64_t             hash;
+    uint32_t             size;
+    uint32_t             got_rel;        /* GOT slot, from the span start */
+    uint32_t             entry_rel;
+    void                 **got;          /* the table written into the slot */
+    uint64_t             pkg_id;
+    uint32_t             element_id;
+    uint8_t              *code;          /* read+execute */
+    size_t               map_len;
+    struct tc_code_entry *next;          /* same hash */
+} tc_code_entry_t;
+
+KHASH_MAP_INIT_INT64(tc_code, tc_code_entry_t*)
+
+typedef struct tc_code_cache {
+    khash_t(tc_code) entries;            /* hash -> chain */
+    unsigned         count;
+    unsigned         capacity;
+} tc_code_cache_t;
+
+void tc_code_cache_init(tc_code_cache_t *cache, unsigned capacity);
+void tc_code_cache_cleanup(tc_code_cache_t *cache);
+
+/* An entry holding exactly @a code (slot excluded) linked with @a got */
+tc_code_entry_t *tc_code_cache_find(tc_code_cache_t *cache, uint64_t hash,
+                                    const uint8_t *code, uint32_t size,
+                                    uint32_t got_rel, uint32_t entry_rel,
+                                    void **got);
+
+/* Copy @a code into a fresh RW mapping, write @a got into its slot, make it
+ * read+execute, keep the I-cache coherent. NULL when full or mmap fails. */
+tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
+                                       const uint8_t *code, uint32_t size,
+                                       uint32_t got_rel, uint32_t entry_rel,
+                                       void **got, uint64_t pkg_id,
+                                       uint32_t element_id);
+
+
+/* ---- receive side (dispatch.c) ---- */
+
+/* A GOT table built from the symbol names in a peer's frame (trust mode) */
+typedef struct tc_ifunc_link {
+    uint64_t              pkg_id;
+    uint32_t              element_id;
+    uint64_t              code_hash;
+    void                  **got;
+    struct tc_ifunc_link  *next;
+} tc_ifunc_link_t;
+
+KHASH_MAP_INIT_INT64(tc_cached, tc_code_entry_t*)
+
+/* Frames from one sender: a ring of a mailbox, or a ucp_poll_ifunc buffer */
+typedef struct tc_ifunc_ring {
+    uint8_t            *base;           /* slot 0 */
+    uint64_t           expect;          /* seq of the next frame = consumed */
+    uint64_t           published;       /* consumed count last put to the sender */
+    void               *credit_req;     /* credit put in flight */
+    int                peer;            /* sender rank, -1: unknown */
+    int                trailer_mode;    /* the sender uses TC_IFUNC_SIGNAL_TRAILER */
+    double             pending_since;   /* > 0: head frame incomplete since */
+    khash_t(tc_cached) cached;          /* code_hash -> code, for Cached frames */
+    tc_ifunc_link_t    *links;
+    uint32_t           warned;          /* reasons already logged (bits) */
+} tc_ifunc_ring_t;
+
+_Static_assert(TC_IFUNC_REJECT_LAST <= 32, "warned bits");
+
+/* What every receiver has: policy, code cache, statistics */
+typedef struct tc_ifunc_rx {
+    tc_ifunc_security_t  security;
+    tc_ifunc_placement_t placement;
+    double               trailer_timeout;
+    void                 *target_args;
+    int                  rank;          /* for log lines, -1 if none */
+    tc_code_cache_t      cache;
+    tc_ifunc_stats_t     *stats;
+} tc_ifunc_rx_t;
+
+typedef enum {
+    TC_IFUNC_SLOT_EMPTY,     /* nothing arrived */
+    TC_IFUNC_SLOT_PENDING,   /* arriving: come back later */
+    TC_IFUNC_SLOT_RUN,       /* a frame ran; slot freed */
+    TC_IFUNC_SLOT_REJECTED   /* a frame was rejected; slot freed */
+} tc_ifunc_slot_result_t;
+
+void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer);
+void tc_ifunc_ring_cleanup(tc_ifunc_ring_t *ring);
+
+/*
+ * Look at the frame at @a slot and, if complete, validate and run or reject
+ * it, then free the slot. Never blocks: an incomplete frame is PENDING until
+ * rx->trailer_timeout, then rejected as truncated.
+ */
+tc_ifunc_slot_result_t tc_ifunc_slot_process(tc_ifunc_rx_t *rx,
+                                             tc_ifunc_ring_t *ring,
+                                             uint8_t *slot, uint32_t slot_size,
+                                             uint64_t expect_seq);
+
+static inline double tc_ifunc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+
+/* ---- mailbox (mailbox.c) ---- */
+
+/* Our ring in rank r's mailbox, and where r wants its credits */
+typedef struct tc_ifunc_peer {
+    ucp_ep_h   ep;
+    ucp_rkey_h rkey;
+    uint64_t   ring_addr;      /* our ring at r */
+    uint64_t   credit_addr;    /* r's credit word for frames r sends us */
+    uint32_t   slot_size;      /* r's */
+    uint32_t   depth;          /* r's */
+    int        trailer_mode;   /* r's sends use the trailer */
+    uint64_t   sent;           /* frames we sent to r */
+    double     stall_since;    /* > 0 while refused for credits */
+    char       transport[32];
+} tc_ifunc_peer_t;
+
+struct tc_ifunc_mailbox {
+    ucp_context_h        context;
+    ucp_worker_h         worker;
+    tc_progress_engine_h engine;
+    tc_bootstrap_h       boot;
+    int                  rank;
+    int                  size;
+    tc_ifunc_signal_t    signal;
+    uint32_t             slot_size;
+    uint32_t             depth;
+    uint32_t             credit_batch;
+    unsigned             poll_batch;
+    uint64_t             flags;
+    ucp_mem_h            memh;
+    uint8_t              *region;
+    size_t               region_len;
+    volatile uint64_t    *credits;      /* [r * 8]: r's consumed count of ours */
+    uint64_t             *credit_src;   /* [r * 8]: source of our credit puts */
+    uint8_t              *rings;
+    tc_ifunc_ring_t      *rx_rings;     /* [size] */
+    tc_ifunc_peer_t      *peers;        /* [size] */
+    ucp_ep_h             *own_eps;      /* created here, or NULL */
+    int                  poller_id;
+    unsigned             next_ring;
+    int                  in_poll;
+    tc_ifunc_rx_t        rx;
+    tc_ifunc_stats_t     stats;
+};
+
+#define TC_IFUNC_CREDIT_STRIDE 8   /* uint64_t words: one cache line each */
+
+/* Put our consumed count for @a ring's sender, if due and possible */
+void tc_ifunc_mailbox_credit(tc_ifunc_mailbox_h mbox, int sender, int force);
+
+/* Wait for a UCP request, progressing the engine */
+ucs_status_t tc_ifunc_request_wait(tc_progress_engine_h engine,
+                                   ucs_status_ptr_t req, double timeout_s);
+
+
+/* ---- messages (send.c) ---- */
+
+#define TC_IFUNC_MSG_MAX_REQS 4
+
+
+/* Everything a frame header says that does not change per send */
+typedef struct tc_ifunc_frame_desc {
+    uint64_t pkg_id;
+    uint64_t build_id;
+    uint64_t code_hash;
+    uint32_t element_id;
+    uint32_t code_offset;    /* 0: no code in this layout */
+    uint32_t code_size;
+    uint32_t got_offset;     /* absolute */
+    uint32_t entry_offset;   /* absolute */
+    uint32_t symtab_offset;
+    uint32_t symtab_size;
+    uint32_t num_symbols;
+    uint32_t payload_offset;
+    uint32_t wdata;          /* TC_FRAME_F_WDATA or 0 */
+} tc_ifunc_frame_desc_t;
+
+/* Lay out a frame of @a elem (with or without its code) and copy the code
+ * and symbol names into @a frame when it is not NULL */
+void tc_ifunc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
+                            const tc_ifunc_element_t *elem, int with_code,
+                            tc_ifunc_frame_desc_t *desc);
+
+/* Bytes a frame of @a desc needs for @a payload_size bytes of payload */
+static inline uint32_t tc_ifunc_frame_size(const tc_ifunc_frame_desc_t *desc,
+                                           uint32_t payload_size)
+{
+    return tc_frame_align(desc->payload_offset + payload_size + 1);
+}
+
+/* Write the header and trailer of one send; returns the frame size. Type
+ * TC_FRAME_CACHED leaves the code out (hash only). */
+uint32_t tc_ifunc_frame_stamp(uint8_t *frame, const tc_ifunc_frame_desc_t *desc,
+                              tc_frame_type_t type, uint32_t flags, uint32_t seq,
+                              uint32_t sender, uint32_t payload_size);
+
+
+struct tc_ifunc_msg {
+    tc_ifunc_mailbox_h       mbox;
+    tc_ifunc_pkg_h           pkg;
+    const tc_ifunc_element_t *elem;
+    tc_ifunc_mode_t          mode;
+    ucp_mem_h                memh;
+    uint8_t                  *frame;
+    size_t                   capacity;        /* bytes mapped */
+    tc_ifunc_frame_desc_t    desc;
+    uint32_t                 payload_capacity;
+    uint32_t                 payload_size;
+    void                     *reqs[TC_IFUNC_MSG_MAX_REQS];
+    unsigned                 num_reqs;
+    uint8_t                  *code_sent;      /* [size]: Cached code sent to r */
+};
+
+
+/* ---- configuration (ifunc_config.c) ---- */
+
+/* The process-wide configuration, read once */
+const tc_ifunc_config_t *tc_ifunc_config_get(void);
+
+#endif

@@ -1,0 +1,620 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Package loader and the process-wide package registry.
+ *
+ * Threads: load/unload/ref serialize on tc_ifunc_pkg_lock; receivers look
+ * packages up without a lock (tc_ifunc_pkg_find reads each registry slot with
+ * one atomic load). A package must not be unloaded while a mailbox may still
+ * dispatch frames of it.
+ *
+ * What reaches dlopen: only paths from a manifest the local user named,
+ * resolved with realpath and accepted only if they are regular files in the
+ * package prefix's lib/ directory with the names twochains-pkg gives them
+ * (lib<pkg>_local.so, lib<pkg>_ried_<ried>.so). Nothing from the wire is
+ * ever used as a path; frame symbol names only reach dlsym (dispatch.c).
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ifunc_int.h"
+
+#include <base/debug.h>
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static pthread_mutex_t tc_ifunc_pkg_lock = PTHREAD_MUTEX_INITIALIZER;
+static tc_ifunc_pkg_h  tc_ifunc_pkgs[TC_IFUNC_MAX_PKGS]; /* atomic slots */
+
+#if defined(__x86_64__)
+#  define TC_IFUNC_ARCH "x86_64"
+#elif defined(__aarch64__)
+#  define TC_IFUNC_ARCH "aarch64"
+#else
+#  define TC_IFUNC_ARCH "unknown"
+#endif
+
+tc_ifunc_pkg_h tc_ifunc_pkg_find(uint64_t pkg_id)
+{
+    tc_ifunc_pkg_h pkg;
+    unsigned i;
+
+    for (i = 0; i < TC_IFUNC_MAX_PKGS; ++i) {
+        pkg = __atomic_load_n(&tc_ifunc_pkgs[i], __ATOMIC_ACQUIRE);
+        if ((pkg != NULL) && (pkg->id == pkg_id)) {
+            return pkg;
+        }
+    }
+    return NULL;
+}
+
+tc_ifunc_pkg_h tc_ifunc_pkg_find_element(const char *name, uint32_t *id_p)
+{
+    tc_ifunc_pkg_h pkg;
+    unsigned i;
+
+    for (i = 0; i < TC_IFUNC_MAX_PKGS; ++i) {
+        pkg = __atomic_load_n(&tc_ifunc_pkgs[i], __ATOMIC_ACQUIRE);
+        if ((pkg != NULL) && (tc_ifunc_pkg_element(pkg, name, id_p) == UCS_OK)) {
+            return pkg;
+        }
+    }
+    return NULL;
+}
+
+void *tc_ifunc_symbol_resolve(const char *name)
+{
+    tc_ifunc_pkg_h pkg;
+    unsigned i, r;
+    void *p;
+
+    for (i = 0; i < TC_IFUNC_MAX_PKGS; ++i) {
+        pkg = __atomic_load_n(&tc_ifunc_pkgs[i], __ATOMIC_ACQUIRE);
+        for (r = 0; (pkg != NULL) && (r < pkg->num_rieds); ++r) {
+            p = dlsym(pkg->rieds[r], name);
+            if (p != NULL) {
+                return p;
+            }
+        }
+    }
+    return dlsym(RTLD_DEFAULT, name);
+}
+
+void *tc_ifunc_pkg_symbol(tc_ifunc_pkg_h pkg, const char *symbol)
+{
+    unsigned r;
+    void *p;
+
+    for (r = 0; r < pkg->num_rieds; ++r) {
+        p = dlsym(pkg->rieds[r], symbol);
+        if (p != NULL) {
+            return p;
+        }
+    }
+    return dlsym(RTLD_DEFAULT, symbol);
+}
+
+const char *tc_ifunc_pkg_name(tc_ifunc_pkg_h pkg)
+{
+    return pkg->name;
+}
+
+uint64_t tc_ifunc_pkg_id(tc_ifunc_pkg_h pkg)
+{
+    return pkg->id;
+}
+
+uint64_t tc_ifunc_pkg_build_id(tc_ifunc_pkg_h pkg)
+{
+    return pkg->build_id;
+}
+
+unsigned tc_ifunc_pkg_element_count(tc_ifunc_pkg_h pkg)
+{
+    return pkg->num_elements;
+}
+
+ucs_status_t tc_ifunc_pkg_element(tc_ifunc_pkg_h pkg, const char *name,
+                                  uint32_t *id_p)
+{
+    unsigned i;
+
+    for (i = 0; i < pkg->num_elements; ++i) {
+        if (strcmp(pkg->elements[i].name, name) == 0) {
+            *id_p = i;
+            return UCS_OK;
+        }
+    }
+    return UCS_ERR_NO_ELEM;
+}
+
+/* A name the toolchain could have produced: [A-Za-z0-9_]+ */
+static int tc_ifunc_pkg_name_ok(const char *s)
+{
+    if (*s == '\0') {
+        return 0;
+    }
+    for (; *s != '\0'; ++s) {
+        if (!(((*s >= 'a') && (*s <= 'z')) || ((*s >= 'A') && (*s <= 'Z')) ||
+              ((*s >= '0') && (*s <= '9')) || (*s == '_'))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * Resolve @a rel (relative to @a dir) and accept it only if it is the regular
+ * file @a libdir/@a expect_name. @a out receives the real path.
+ */
+static ucs_status_t tc_ifunc_pkg_lib_path(const char *manifest, const char *dir,
+                                          const char *libdir, const char *rel,
+                                          const char *expect_name, char *out)
+{
+    char joined[2 * PATH_MAX];
+    const char *base;
+    struct stat st;
+
+    if ((rel[0] == '/') ||
+        (snprintf(joined, sizeof(joined), "%s/%s", dir, rel) >= (int)sizeof(joined)) ||
+        (realpath(joined, out) == NULL)) {
+        ucs_error("package %s: library '%s' not found", manifest, rel);
+        return UCS_ERR_NO_ELEM;
+    }
+    base = strrchr(out, '/');
+    if ((base == NULL) || (strncmp(out, libdir, strlen(libdir)) != 0) ||
+        (base != out + strlen(libdir)) || (strcmp(base + 1, expect_name) != 0) ||
+        (stat(out, &st) != 0) || !S_ISREG(st.st_mode)) {
+        ucs_error("package %s: '%s' is not %s/%s; refusing to load it", manifest,
+                  rel, libdir, expect_name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t tc_ifunc_pkg_read_span(tc_ifunc_pkg_h pkg, const char *dir,
+                                           const char *file, tc_ifunc_element_t *e)
+{
+    char path[PATH_MAX + 512], expect[TC_JAM_NAME_MAX + 16];
+    tc_jam_file_header_t h;
+    ucs_status_t status = UCS_ERR_INVALID_PARAM;
+    FILE *f;
+
+    snprintf(expect, sizeof(expect), "jam_%s.bin", e->name);
+    if (strcmp(file, expect) != 0) {
+        ucs_error("package %s: element %s: file '%s' is not '%s'", pkg->name,
+                  e->name, file, expect);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    f = fopen(path, "rb");
+    if (f == NULL) {
+        ucs_error("package %s: cannot open %s", pkg->name, path);
+        return UCS_ERR_NO_ELEM;
+    }
+    if ((fread(&h, sizeof(h), 1, f) != 1) ||
+        (memcmp(h.magic, TC_JAM_FILE_MAGIC, sizeof(h.magic)) != 0) ||
+        (h.version != TC_JAM_FILE_VERSION) || (h.span_size != e->span_size) ||
+        (h.entry_offset != e->entry_offset) || (h.span_hash != e->span_hash) ||
+        (h.got_slot_offset != e->got_slot_offset) ||
+        (h.num_externals != e->num_externals) || (h.element_id != e->id)) {
+        ucs_error("package %s: %s does not match the manifest", pkg->name, path);
+        goto out;
+    }
+    e->span = calloc(1, e->span_size);
+    if ((e->span == NULL) || (fseek(f, (long)h.span_offset, SEEK_SET) != 0) ||
+        (fread(e->span, 1, e->span_size, f) != e->span_size)) {
+        ucs_error("package %s: cannot read the span of %s", pkg->name, path);
+        goto out;
+    }
+    if (tc_frame_span_hash(e->span, e->span_size, e->got_slot_offset) !=
+        e->span_hash) {
+        ucs_error("package %s: %s: span hash mismatch", pkg->name, path);
+        goto out;
+    }
+    status = UCS_OK;
+out:
+    fclose(f);
+    return status;
+}
+
+static void tc_ifunc_pkg_free(tc_ifunc_pkg_h pkg)
+{
+    unsigned i;
+
+    for (i = 0; i < pkg->num_elements; ++i) {
+        free(pkg->elements[i].span);
+        free(pkg->elements[i].symtab);
+        free(pkg->elements[i].got);
+    }
+    free(pkg->elements);
+    if (pkg->local_dl != NULL) {
+        dlclose(pkg->local_dl);
+    }
+    for (i = pkg->num_rieds; i > 0; --i) {
+        dlclose(pkg->rieds[i - 1]);
+    }
+    free(pkg->manifest);
+    free(pkg);
+}
+
+/* Append a NUL-terminated name to an element's symbol table */
+static ucs_status_t tc_ifunc_elem_add_extern(tc_ifunc_element_t *e,
+                                             const char *sym)
+{
+    size_t len = strlen(sym) + 1;
+    char *p;
+
+    if (len > TC_FRAME_SYMBOL_MAX) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    p = realloc(e->symtab, e->symtab_size + len);
+    if (p == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    memcpy(p + e->symtab_size, sym, len);
+    e->symtab       = p;
+    e->symtab_size += len;
+    return UCS_OK;
+}
+
+/* n-th name of an element's symbol table */
+static const char *tc_ifunc_elem_extern(const tc_ifunc_element_t *e, unsigned n)
+{
+    const char *p = e->symtab;
+
+    while (n-- > 0) {
+        p += strlen(p) + 1;
+    }
+    return p;
+}
+
+static ucs_status_t tc_ifunc_pkg_parse(tc_ifunc_pkg_h pkg, const char *manifest,
+                                       const char *dir, const char *libdir)
+{
+    char line[2048], word[1024], word2[1024], name[TC_JAM_NAME_MAX], sym[256];
+    char real[PATH_MAX], expect[TC_IFUNC_PKG_NAME_MAX + 1100], table_sym[1024] = "";
+    unsigned a, b, c, d, g, h, i, n, lineno = 0, have_magic = 0, have_end = 0;
+    unsigned next_extern = 0;
+    tc_ifunc_element_t *e = NULL, *grown;
+    ucs_status_t status = UCS_ERR_INVALID_PARAM;
+    uint64_t x;
+    FILE *f;
+
+    f = fopen(manifest, "r");
+    if (f == NULL) {
+        ucs_error("cannot open package manifest %s", manifest);
+        return UCS_ERR_NO_ELEM;
+    }
+
+    while (fgets(line, sizeof(line), f) != NULL) {
+        ++lineno;
+        if ((line[0] == '#') || (line[0] == '\n')) {
+            continue;
+        }
+        if (strchr(line, '\n') == NULL) {
+            ucs_error("%s:%u: line too long", manifest, lineno);
+            goto out;
+        }
+        if (!have_magic) {
+            if ((sscanf(line, TC_PKG_MANIFEST_MAGIC " %u", &a) != 1) ||
+                (a != TC_PKG_MANIFEST_VERSION)) {
+                ucs_error("%s:%u: not a version %d manifest", manifest, lineno,
+                          TC_PKG_MANIFEST_VERSION);
+                goto out;
+            }
+            have_magic = 1;
+        } else if (have_end) {
+            ucs_error("%s:%u: record after 'end'", manifest, lineno);
+            goto out;
+        } else if (sscanf(line, "package %63s", pkg->name) == 1) {
+            if (!tc_ifunc_pkg_name_ok(pkg->name)) {
+                ucs_error("%s:%u: bad package name", manifest, lineno);
+                goto out;
+            }
+            pkg->id = tc_frame_pkg_id(pkg->name);
+        } else if (sscanf(line, "arch %15s", pkg->arch) == 1) {
+        } else if (sscanf(line, "build-id %" SCNx64, &pkg->build_id) == 1) {
+        } else if (sscanf(line, "local %1023s %1023s", word, word2) == 2) {
+            snprintf(expect, sizeof(expect), "lib%s_local.so", pkg->name);
+            status = tc_ifunc_pkg_lib_path(manifest, dir, libdir, word, expect, real);
+            if (status != UCS_OK) {
+                goto out;
+            }
+            status = UCS_ERR_INVALID_PARAM;
+            /* RTLD_LOCAL: packages export the same jam symbol names */
+            pkg->local_dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+            if (pkg->local_dl == NULL) {
+                ucs_error("package %s: dlopen(%s): %s", pkg->name, real, dlerror());
+                status = UCS_ERR_IO_ERROR;
+                goto out;
+            }
+            memcpy(table_sym, word2, sizeof(word2));
+        } else if (sscanf(line, "ried %1023s %1023s", word, word2) == 2) {
+            if (!tc_ifunc_pkg_name_ok(word) || (pkg->num_rieds == TC_IFUNC_MAX_RIEDS)) {
+                ucs_error("%s:%u: bad ried record", manifest, lineno);
+                goto out;
+            }
+            if (snprintf(expect, sizeof(expect), "lib%s_ried_%s.so", pkg->name,
+                         word) >= (int)sizeof(expect)) {
+                ucs_error("%s:%u: ried name too long", manifest, lineno);
+                goto out;
+            }
+            status = tc_ifunc_pkg_lib_path(manifest, dir, libdir, word2, expect, real);
+            if (status != UCS_OK) {
+                goto out;
+            }
+            status = UCS_ERR_INVALID_PARAM;
+            pkg->rieds[pkg->num_rieds] = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+            if (pkg->rieds[pkg->num_rieds] == NULL) {
+                ucs_error("package %s: dlopen(%s): %s", pkg->name, real, dlerror());
+                status = UCS_ERR_IO_ERROR;
+                goto out;
+            }
+            ++pkg->num_rieds;
+        } else if (sscanf(line, "element %u %63s %u %" SCNx64 " %u %u %u %x %u %1023s",
+                          &a, name, &b, &x, &c, &d, &g, &h, &i, word) == 10) {
+            if ((e != NULL) && (next_extern != e->num_externals)) {
+                ucs_error("%s:%u: element %s lacks externs", manifest, lineno, e->name);
+                goto out;
+            }
+            if ((a != pkg->num_elements) || (i > TC_FRAME_MAX_SYMBOLS) ||
+                (b < TC_JAM_PREAMBLE_SIZE) || (b > TC_JAM_SPAN_MAX) ||
+                (c != TC_JAM_GOT_SLOT_OFFSET) || (d < TC_JAM_PREAMBLE_SIZE) ||
+                (d >= b) || (g > b) || !tc_ifunc_pkg_name_ok(name)) {
+                ucs_error("%s:%u: bad element record", manifest, lineno);
+                goto out;
+            }
+            grown = realloc(pkg->elements, (pkg->num_elements + 1) * sizeof(*grown));
+            if (grown == NULL) {
+                status = UCS_ERR_NO_MEMORY;
+                goto out;
+            }
+            pkg->elements = grown;
+            e             = &pkg->elements[pkg->num_elements++];
+            memset(e, 0, sizeof(*e));
+            e->id              = a;
+            memcpy(e->name, name, sizeof(name));
+            e->span_size       = b;
+            e->span_hash       = x;
+            e->got_slot_offset = c;
+            e->entry_offset    = d;
+            e->data_offset     = g;
+            e->flags           = h;
+            e->num_externals   = i;
+            next_extern        = 0;
+            status = tc_ifunc_pkg_read_span(pkg, dir, word, e);
+            if (status != UCS_OK) {
+                goto out;
+            }
+            status = UCS_ERR_INVALID_PARAM;
+        } else if (sscanf(line, "extern %u %u %255s", &a, &n, sym) == 3) {
+            if ((e == NULL) || (a != e->id) || (n != next_extern) ||
+                (n >= e->num_externals) ||
+                (tc_ifunc_elem_add_extern(e, sym) != UCS_OK)) {
+                ucs_error("%s:%u: bad extern record", manifest, lineno);
+                goto out;
+            }
+            ++next_extern;
+        } else if (strcmp(line, "end\n") == 0) {
+            have_end = 1;
+        } else {
+            ucs_error("%s:%u: unknown record", manifest, lineno);
+            goto out;
+        }
+    }
+
+    if (!have_end || (pkg->name[0] == '\0') || (pkg->local_dl == NULL) ||
+        ((e != NULL) && (next_extern != e->num_externals))) {
+        ucs_error("%s: incomplete manifest", manifest);
+        goto out;
+    }
+    snprintf(expect, sizeof(expect), "%s" TC_PKG_ELEMENTS_SUFFIX, pkg->name);
+    if (strcmp(table_sym, expect) != 0) {
+        ucs_error("%s: element table '%s' is not '%s'", manifest, table_sym, expect);
+        goto out;
+    }
+    status = UCS_OK;
+out:
+    fclose(f);
+    return status;
+}
+
+/* Bind every element to the Local Function table and resolve its GOT */
+static ucs_status_t tc_ifunc_pkg_bind(tc_ifunc_pkg_h pkg)
+{
+    char sym[TC_IFUNC_PKG_NAME_MAX + 32];
+    const tc_jam_element_t *table;
+    const uint32_t *count;
+    unsigned i, k;
+
+    snprintf(sym, sizeof(sym), "%s" TC_PKG_ELEMENTS_SUFFIX, pkg->name);
+    table = dlsym(pkg->local_dl, sym);
+    snprintf(sym, sizeof(sym), "%s" TC_PKG_ELEMENT_COUNT_SUFFIX, pkg->name);
+    count = dlsym(pkg->local_dl, sym);
+    if ((table == NULL) || (count == NULL) || (*count != pkg->num_elements)) {
+        ucs_error("package %s: element table missing or of the wrong size",
+                  pkg->name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    for (i = 0; i < pkg->num_elements; ++i) {
+        tc_ifunc_element_t *e = &pkg->elements[i];
+
+        if ((table[i].id != i) || (table[i].name == NULL) ||
+            (strcmp(table[i].name, e->name) != 0) || (table[i].main == NULL)) {
+            ucs_error("package %s: element table row %u does not match the "
+                      "manifest", pkg->name, i);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        e->local = &table[i];
+
+        e->got = calloc(e->num_externals + 1, sizeof(void*));
+        if (e->got == NULL) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        for (k = 0; k < e->num_externals; ++k) {
+            e->got[k] = tc_ifunc_pkg_symbol(pkg, tc_ifunc_elem_extern(e, k));
+            if (e->got[k] == NULL) {
+                ucs_diag("package %s: element %s: cannot resolve '%s'; it can "
+                         "run as a Local Function only", pkg->name, e->name,
+                         tc_ifunc_elem_extern(e, k));
+                free(e->got);
+                e->got = NULL;
+                break;
+            }
+        }
+    }
+    return UCS_OK;
+}
+
+/* Find the manifest: a file, a directory holding one, or PREFIX + name */
+static ucs_status_t tc_ifunc_pkg_locate(const char *path, const char *name,
+                                        char *manifest)
+{
+    char joined[PATH_MAX + 128];
+    struct stat st;
+
+    if (name != NULL) {
+        if (!tc_ifunc_pkg_name_ok(name)) {
+            ucs_error("bad package name '%s'", name);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        snprintf(joined, sizeof(joined), "%s/share/twochains/%s/%s", path, name,
+                 TC_PKG_MANIFEST_NAME);
+    } else if ((stat(path, &st) == 0) && S_ISDIR(st.st_mode)) {
+        snprintf(joined, sizeof(joined), "%s/%s", path, TC_PKG_MANIFEST_NAME);
+    } else {
+        snprintf(joined, sizeof(joined), "%s", path);
+    }
+    if ((realpath(joined, manifest) == NULL) || (stat(manifest, &st) != 0) ||
+        !S_ISREG(st.st_mode)) {
+        ucs_error("no package manifest at %s", joined);
+        return UCS_ERR_NO_ELEM;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t tc_ifunc_pkg_load(const char *path, const char *name,
+                               tc_ifunc_pkg_h *pkg_p)
+{
+    char manifest[PATH_MAX], dir[PATH_MAX], libdir[PATH_MAX];
+    char prefix_rel[PATH_MAX + 16];
+    tc_ifunc_pkg_h pkg, other;
+    ucs_status_t status;
+    unsigned i, slot = TC_IFUNC_MAX_PKGS;
+
+    status = tc_ifunc_pkg_locate(path, name, manifest);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    pthread_mutex_lock(&tc_ifunc_pkg_lock);
+    for (i = 0; i < TC_IFUNC_MAX_PKGS; ++i) {
+        other = tc_ifunc_pkgs[i];
+        if ((other != NULL) && (strcmp(other->manifest, manifest) == 0)) {
+            ++other->refcount;
+            pthread_mutex_unlock(&tc_ifunc_pkg_lock);
+            *pkg_p = other;
+            return UCS_OK;
+        }
+        if ((other == NULL) && (slot == TC_IFUNC_MAX_PKGS)) {
+            slot = i;
+        }
+    }
+    if (slot == TC_IFUNC_MAX_PKGS) {
+        ucs_error("cannot load %s: %d packages are loaded", manifest,
+                  TC_IFUNC_MAX_PKGS);
+        status = UCS_ERR_EXCEEDS_LIMIT;
+        goto err_unlock;
+    }
+
+    pkg = calloc(1, sizeof(*pkg));
+    if (pkg == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_unlock;
+    }
+    pkg->refcount = 1;
+    pkg->manifest = strdup(manifest);
+
+    /* <prefix>/share/twochains/<pkg>/manifest: libraries live in <prefix>/lib */
+    snprintf(dir, sizeof(dir), "%s", manifest);
+    *strrchr(dir, '/') = '\0';
+    snprintf(prefix_rel, sizeof(prefix_rel), "%s/../../../lib", dir);
+    if ((pkg->manifest == NULL) || (realpath(prefix_rel, libdir) == NULL)) {
+        ucs_error("package %s: no lib/ directory in its prefix", manifest);
+        status = UCS_ERR_NO_ELEM;
+        goto err_free;
+    }
+
+    status = tc_ifunc_pkg_parse(pkg, manifest, dir, libdir);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+    if (strcmp(pkg->arch, TC_IFUNC_ARCH) != 0) {
+        ucs_error("package %s is built for %s, this is %s", pkg->name, pkg->arch,
+                  TC_IFUNC_ARCH);
+        status = UCS_ERR_UNSUPPORTED;
+        goto err_free;
+    }
+    if (tc_ifunc_pkg_find(pkg->id) != NULL) {
+        ucs_error("another package named %s is loaded", pkg->name);
+        status = UCS_ERR_ALREADY_EXISTS;
+        goto err_free;
+    }
+    status = tc_ifunc_pkg_bind(pkg);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    __atomic_store_n(&tc_ifunc_pkgs[slot], pkg, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&tc_ifunc_pkg_lock);
+    ucs_debug("loaded package %s (id %016" PRIx64 ", build %016" PRIx64
+              ", %u elements) from %s", pkg->name, pkg->id, pkg->build_id,
+              pkg->num_elements, manifest);
+    *pkg_p = pkg;
+    return UCS_OK;
+
+err_free:
+    tc_ifunc_pkg_free(pkg);
+err_unlock:
+    pthread_mutex_unlock(&tc_ifunc_pkg_lock);
+    return status;
+}
+
+void tc_ifunc_pkg_ref(tc_ifunc_pkg_h pkg)
+{
+    pthread_mutex_lock(&tc_ifunc_pkg_lock);
+    ++pkg->refcount;
+    pthread_mutex_unlock(&tc_ifunc_pkg_lock);
+}
+
+void tc_ifunc_pkg_unload(tc_ifunc_pkg_h pkg)
+{
+    unsigned i;
+
+    pthread_mutex_lock(&tc_ifunc_pkg_lock);
+    tc_assert(pkg->refcount > 0);
+    if (--pkg->refcount > 0) {
+        pthread_mutex_unlock(&tc_ifunc_pkg_lock);
+        return;
+    }
+    for (i = 0; i < TC_IFUNC_MAX_PKGS; ++i) {
+        if (tc_ifunc_pkgs[i] == pkg) {
+            __atomic_store_n(&tc_ifunc_pkgs[i], NULL, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&tc_ifunc_pkg_lock);
+    ucs_debug("unloaded package %s", pkg->name);
+    tc_ifunc_pkg_free(pkg);
+}

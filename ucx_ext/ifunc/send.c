@@ -1,0 +1,437 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The send path: messages built once in registered memory, stamped per send
+ * and put into the peer's ring without a copy.
+ *
+ * Threads: the thread that drives the mailbox's engine.
+ *
+ * Invariants:
+ *  - a frame is stamped only when no put of it is in flight (a message
+ *    completes its previous send first);
+ *  - frame k to a peer goes to slot k mod depth only while
+ *    k - credits < depth: a slot is never overwritten before the receiver
+ *    consumed it;
+ *  - fast path (credits available, nothing in flight): no syscall, no
+ *    malloc, no lock; header stores, one or two puts and a fence.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ifunc_int.h"
+
+#include <base/debug.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+void tc_ifunc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
+                            const tc_ifunc_element_t *elem, int with_code,
+                            tc_ifunc_frame_desc_t *desc)
+{
+    uint32_t pos = TC_FRAME_HDR_SIZE;
+
+    memset(desc, 0, sizeof(*desc));
+    desc->pkg_id     = pkg->id;
+    desc->build_id   = pkg->build_id;
+    desc->element_id = elem->id;
+    desc->code_hash  = elem->span_hash;
+    desc->wdata      = (elem->flags & TC_JAM_F_WRITABLE_DATA) ? TC_FRAME_F_WDATA : 0;
+    if (with_code) {
+        desc->code_offset  = pos;
+        desc->code_size    = elem->span_size;
+        desc->got_offset   = pos + elem->got_slot_offset;
+        desc->entry_offset = pos + elem->entry_offset;
+        pos = tc_frame_align(pos + elem->span_size);
+        if (elem->num_externals != 0) {
+            desc->symtab_offset = pos;
+            desc->symtab_size   = elem->symtab_size;
+            desc->num_symbols   = elem->num_externals;
+            pos = tc_frame_align(pos + elem->symtab_size);
+        }
+    }
+    desc->payload_offset = pos;
+
+    if ((frame != NULL) && with_code) {
+        memcpy(frame + desc->code_offset, elem->span, elem->span_size);
+        if (desc->symtab_size != 0) {
+            memcpy(frame + desc->symtab_offset, elem->symtab, elem->symtab_size);
+        }
+    }
+}
+
+uint32_t tc_ifunc_frame_stamp(uint8_t *frame, const tc_ifunc_frame_desc_t *desc,
+                              tc_frame_type_t type, uint32_t flags, uint32_t seq,
+                              uint32_t sender, uint32_t payload_size)
+{
+    tc_frame_hdr_t *h = (tc_frame_hdr_t*)frame;
+    uint32_t size     = tc_ifunc_frame_size(desc, payload_size);
+
+    memset(h, 0, sizeof(*h));
+    h->signal         = TC_FRAME_SIGNAL(seq);
+    h->version        = TC_FRAME_VERSION;
+    h->type           = type;
+    h->hdr_lines      = TC_FRAME_HDR_SIZE / TC_FRAME_ALIGN;
+    h->frame_size     = size;
+    h->seq            = seq;
+    h->pkg_id         = desc->pkg_id;
+    h->element_id     = desc->element_id;
+    h->sender         = sender;
+    h->build_id       = desc->build_id;
+    h->payload_offset = (payload_size != 0) ? desc->payload_offset : 0;
+    h->payload_size   = payload_size;
+    if (type != TC_FRAME_LOCAL) {
+        h->code_hash = desc->code_hash;
+    }
+    if (type == TC_FRAME_INJECTED) {
+        h->code_offset   = desc->code_offset;
+        h->code_size     = desc->code_size;
+        h->got_offset    = desc->got_offset;
+        h->got_size      = TC_FRAME_GOT_SIZE;
+        h->entry_offset  = desc->entry_offset;
+        h->symtab_offset = desc->symtab_offset;
+        h->symtab_size   = desc->symtab_size;
+        h->num_symbols   = desc->num_symbols;
+        flags           |= desc->wdata;
+        if (desc->symtab_size != 0) {
+            flags |= TC_FRAME_F_SYMBOLS;
+        }
+    } else {
+        flags &= ~(uint32_t)TC_FRAME_F_CACHE;
+    }
+    h->flags = flags;
+    if (flags & TC_FRAME_F_CHECKSUM) {
+        h->checksum = tc_frame_checksum(h, frame);
+    }
+    frame[size - 1] = TC_FRAME_TRAILER(seq);
+    return size;
+}
+
+ucs_status_t tc_ifunc_msg_wait(tc_ifunc_msg_h msg)
+{
+    ucs_status_t status = UCS_OK, s;
+    unsigned i;
+
+    for (i = 0; i < msg->num_reqs; ++i) {
+        s = tc_ifunc_request_wait(msg->mbox->engine, msg->reqs[i], 30.0);
+        if (s != UCS_OK) {
+            status = s;
+        }
+    }
+    msg->num_reqs = 0;
+    return status;
+}
+
+static ucs_status_t tc_ifunc_msg_fill(tc_ifunc_msg_h msg, void *source_args,
+                                      size_t source_args_size)
+{
+    const tc_jam_element_t *local = msg->elem->local;
+    uint8_t *payload = msg->frame + msg->desc.payload_offset;
+    size_t size      = msg->payload_capacity;
+    int ret;
+
+    if (local->payload_init != NULL) {
+        ret = local->payload_init(source_args, source_args_size, payload, &size);
+        if (ret != 0) {
+            ucs_diag("ifunc: %s_payload_init failed with %d", msg->elem->name, ret);
+            return UCS_ERR_CANCELED;
+        }
+        if (size > msg->payload_capacity) {
+            ucs_error("ifunc: %s_payload_init wrote %zu bytes into %u", msg->elem->name,
+                      size, msg->payload_capacity);
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+    } else {
+        if (source_args_size > msg->payload_capacity) {
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        if (source_args_size != 0) {
+            memcpy(payload, source_args, source_args_size);
+        }
+        size = source_args_size;
+    }
+    msg->payload_size = (uint32_t)size;
+    return UCS_OK;
+}
+
+ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
+                                 uint32_t element_id, tc_ifunc_mode_t mode,
+                                 void *source_args, size_t source_args_size,
+                                 tc_ifunc_msg_h *msg_p)
+{
+    const tc_ifunc_element_t *elem = tc_ifunc_pkg_elem(pkg, element_id);
+    ucp_mem_map_params_t mp = {0};
+    uint32_t min_slot = UINT32_MAX;
+    ucp_mem_attr_t attr;
+    tc_ifunc_msg_h msg;
+    ucs_status_t status;
+    size_t payload_cap;
+    int r;
+
+    if ((elem == NULL) || (mode >= TC_IFUNC_MODE_LAST)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((mode == TC_IFUNC_MODE_CACHED) && (elem->flags & TC_JAM_F_WRITABLE_DATA)) {
+        ucs_error("ifunc: %s has writable globals: it cannot be cached", elem->name);
+        return UCS_ERR_UNSUPPORTED;
+    }
+    payload_cap = (elem->local->payload_get_max_size != NULL) ?
+                  elem->local->payload_get_max_size(source_args, source_args_size) :
+                  source_args_size;
+
+    msg = calloc(1, sizeof(*msg));
+    if (msg == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    msg->mbox = mbox;
+    msg->pkg  = pkg;
+    msg->elem = elem;
+    msg->mode = mode;
+    tc_ifunc_frame_prepare(NULL, pkg, elem, mode != TC_IFUNC_MODE_LOCAL, &msg->desc);
+
+    for (r = 0; r < mbox->size; ++r) {
+        if (mbox->peers[r].slot_size < min_slot) {
+            min_slot = mbox->peers[r].slot_size;
+        }
+    }
+    if ((payload_cap > UINT32_MAX / 2) ||
+        (tc_ifunc_frame_size(&msg->desc, (uint32_t)payload_cap) > min_slot)) {
+        ucs_error("ifunc: a %s frame with %zu bytes of payload does not fit %u-byte "
+                  "slots", elem->name, payload_cap, min_slot);
+        status = UCS_ERR_EXCEEDS_LIMIT;
+        goto err_free;
+    }
+    msg->payload_capacity = (uint32_t)payload_cap;
+    msg->capacity         = tc_ifunc_frame_size(&msg->desc, msg->payload_capacity);
+
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                    UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    mp.length     = msg->capacity;
+    mp.flags      = UCP_MEM_MAP_ALLOCATE;
+    status = ucp_mem_map(mbox->context, &mp, &msg->memh);
+    if (status != UCS_OK) {
+        ucs_error("ifunc: ucp_mem_map of a %zu-byte frame failed: %s", msg->capacity,
+                  ucs_status_string(status));
+        goto err_free;
+    }
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+    status = ucp_mem_query(msg->memh, &attr);
+    if (status != UCS_OK) {
+        goto err_unmap;
+    }
+    msg->frame = attr.address;
+    memset(msg->frame, 0, msg->capacity);
+    tc_ifunc_frame_prepare(msg->frame, pkg, elem, mode != TC_IFUNC_MODE_LOCAL,
+                           &msg->desc);
+
+    msg->code_sent = calloc(mbox->size, 1);
+    if (msg->code_sent == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err_unmap;
+    }
+    status = tc_ifunc_msg_fill(msg, source_args, source_args_size);
+    if (status != UCS_OK) {
+        goto err_sent;
+    }
+    tc_ifunc_pkg_ref(pkg);
+    *msg_p = msg;
+    return UCS_OK;
+
+err_sent:
+    free(msg->code_sent);
+err_unmap:
+    ucp_mem_unmap(mbox->context, msg->memh);
+err_free:
+    free(msg);
+    return status;
+}
+
+ucs_status_t tc_ifunc_msg_reinit(tc_ifunc_msg_h msg, void *source_args,
+                                 size_t source_args_size)
+{
+    ucs_status_t status = tc_ifunc_msg_wait(msg);
+
+    if (status != UCS_OK) {
+        return status;
+    }
+    return tc_ifunc_msg_fill(msg, source_args, source_args_size);
+}
+
+void *tc_ifunc_msg_payload(tc_ifunc_msg_h msg, size_t *size_p, size_t *capacity_p)
+{
+    tc_ifunc_msg_wait(msg);
+    if (size_p != NULL) {
+        *size_p = msg->payload_size;
+    }
+    if (capacity_p != NULL) {
+        *capacity_p = msg->payload_capacity;
+    }
+    return msg->frame + msg->desc.payload_offset;
+}
+
+ucs_status_t tc_ifunc_msg_set_payload_size(tc_ifunc_msg_h msg, size_t size)
+{
+    if (size > msg->payload_capacity) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    msg->payload_size = (uint32_t)size;
+    return UCS_OK;
+}
+
+size_t tc_ifunc_msg_frame_size(tc_ifunc_msg_h msg)
+{
+    return tc_ifunc_frame_size(&msg->desc, msg->payload_size);
+}
+
+void tc_ifunc_msg_free(tc_ifunc_msg_h msg)
+{
+    if (msg == NULL) {
+        return;
+    }
+    tc_ifunc_msg_wait(msg);
+    ucp_mem_unmap(msg->mbox->context, msg->memh);
+    tc_ifunc_pkg_unload(msg->pkg);
+    free(msg->code_sent);
+    free(msg);
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+tc_ifunc_put(tc_ifunc_msg_h msg, tc_ifunc_peer_t *peer, uint32_t offset,
+             uint32_t length, uint64_t remote)
+{
+    ucp_request_param_t param;
+    ucs_status_ptr_t req;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH;
+    param.memh         = msg->memh;
+    req = ucp_put_nbx(peer->ep, msg->frame + offset, length, remote + offset,
+                      peer->rkey, &param);
+    ++msg->mbox->stats.puts;
+    if (ucs_likely(req == NULL)) {
+        return UCS_OK;
+    }
+    if (UCS_PTR_IS_ERR(req)) {
+        return UCS_PTR_STATUS(req);
+    }
+    msg->reqs[msg->num_reqs++] = req;
+    return UCS_OK;
+}
+
+static ucs_status_t tc_ifunc_send_stall(tc_ifunc_mailbox_h mbox,
+                                        tc_ifunc_peer_t *peer)
+{
+    if (peer->stall_since == 0) {
+        peer->stall_since = tc_ifunc_now();
+        ++mbox->stats.credit_stalls;      /* one per stall, not per retry */
+    }
+    return UCS_ERR_NO_RESOURCE;
+}
+
+static void tc_ifunc_send_unstall(tc_ifunc_mailbox_h mbox, tc_ifunc_peer_t *peer)
+{
+    mbox->stats.credit_wait_s += tc_ifunc_now() - peer->stall_since;
+    peer->stall_since          = 0;
+}
+
+ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg)
+{
+    tc_ifunc_peer_t *peer = &mbox->peers[dest];
+    uint32_t flags        = 0;
+    tc_frame_type_t type;
+    ucs_status_t status;
+    uint64_t credits, remote;
+    uint32_t size;
+    int hash_only = 0;
+
+    if (ucs_unlikely((dest < 0) || (dest >= mbox->size) || (msg->mbox != mbox))) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (ucs_unlikely(msg->num_reqs != 0)) {
+        status = tc_ifunc_msg_wait(msg);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    credits = __atomic_load_n(&mbox->credits[dest * TC_IFUNC_CREDIT_STRIDE],
+                              __ATOMIC_ACQUIRE);
+    if (ucs_unlikely(peer->sent - credits >= peer->depth)) {
+        return tc_ifunc_send_stall(mbox, peer);
+    }
+    if (ucs_unlikely(peer->stall_since != 0)) {
+        tc_ifunc_send_unstall(mbox, peer);
+    }
+
+    switch (msg->mode) {
+    case TC_IFUNC_MODE_LOCAL:
+        type = TC_FRAME_LOCAL;
+        break;
+    case TC_IFUNC_MODE_INJECTED:
+        type = TC_FRAME_INJECTED;
+        break;
+    default:
+        if (msg->code_sent[dest]) {
+            type      = TC_FRAME_CACHED;
+            hash_only = 1;
+        } else {
+            type  = TC_FRAME_INJECTED;
+            flags = TC_FRAME_F_CACHE;
+        }
+        break;
+    }
+    if (mbox->flags & TC_IFUNC_MAILBOX_FLAG_CHECKSUM) {
+        flags |= TC_FRAME_F_CHECKSUM;
+    }
+
+    size = tc_ifunc_frame_stamp(msg->frame, &msg->desc, type, flags,
+                                (uint32_t)peer->sent, mbox->rank, msg->payload_size);
+    if (ucs_unlikely(size > peer->slot_size)) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    remote = peer->ring_addr + (peer->sent % peer->depth) * peer->slot_size;
+
+    if (mbox->signal == TC_IFUNC_SIGNAL_FENCE) {
+        /* data, fence, signal: the signal word lands after everything */
+        if (hash_only) {
+            status = tc_ifunc_put(msg, peer, 8, TC_FRAME_HDR_SIZE - 8, remote);
+            if (status == UCS_OK) {
+                status = tc_ifunc_put(msg, peer, msg->desc.payload_offset,
+                                      size - msg->desc.payload_offset, remote);
+            }
+        } else {
+            status = tc_ifunc_put(msg, peer, 8, size - 8, remote);
+        }
+        if (status == UCS_OK) {
+            status = ucp_worker_fence(mbox->worker);
+        }
+        if (status == UCS_OK) {
+            status = tc_ifunc_put(msg, peer, 0, 8, remote);
+        }
+    } else {
+        /* one put; the receiver waits for the trailer byte */
+        if (hash_only) {
+            status = tc_ifunc_put(msg, peer, 0, TC_FRAME_HDR_SIZE, remote);
+            if (status == UCS_OK) {
+                status = tc_ifunc_put(msg, peer, msg->desc.payload_offset,
+                                      size - msg->desc.payload_offset, remote);
+            }
+        } else {
+            status = tc_ifunc_put(msg, peer, 0, size, remote);
+        }
+    }
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_error("ifunc rank %d: put to rank %d failed: %s", mbox->rank, dest,
+                  ucs_status_string(status));
+        return status;
+    }
+
+    ++peer->sent;
+    ++mbox->stats.sent[type - TC_FRAME_LOCAL];
+    mbox->stats.bytes_sent += hash_only ?
+                              TC_FRAME_HDR_SIZE + size - msg->desc.payload_offset : size;
+    if (flags & TC_FRAME_F_CACHE) {
+        msg->code_sent[dest] = 1;
+    }
+    return (msg->num_reqs == 0) ? UCS_OK : UCS_INPROGRESS;
+}

@@ -1,0 +1,397 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The public Two-Chains ifunc calls (twochains/ucp_ifunc.h) on top of the
+ * package loader, the frame format and the receive path of mailboxes.
+ *
+ * Threads: single-threaded like the API it implements. The receive state
+ * of ucp_poll_ifunc (code cache, statistics, per-buffer rings) is
+ * process-wide and taken under a lock only when it is first created.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ifunc_int.h"
+
+#include <twochains/ucp_ifunc.h>
+#include <base/debug.h>
+
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TC_UCP_IFUNC_PREFIX  64u   /* hidden bytes in front of every frame */
+#define TC_UCP_IFUNC_BUFFERS 16u   /* buffers ucp_poll_ifunc tracks */
+
+struct ucp_ifunc {
+    tc_ifunc_pkg_h           pkg;
+    const tc_ifunc_element_t *elem;
+    ucp_context_h            context;
+    tc_ifunc_frame_desc_t    desc;
+};
+
+typedef struct {
+    ucp_mem_h     memh;
+    ucp_context_h context;
+    uint32_t      payload_size;
+} tc_ucp_ifunc_prefix_t;
+
+_Static_assert(sizeof(tc_ucp_ifunc_prefix_t) <= TC_UCP_IFUNC_PREFIX, "prefix");
+
+/* ---- registration ---- */
+
+static tc_ifunc_pkg_h tc_ucp_ifunc_try(const char *path, const char *name,
+                                       const char *ifunc, uint32_t *id_p)
+{
+    tc_ifunc_pkg_h pkg;
+
+    if (tc_ifunc_pkg_load(path, name, &pkg) != UCS_OK) {
+        return NULL;
+    }
+    if (tc_ifunc_pkg_element(pkg, ifunc, id_p) == UCS_OK) {
+        return pkg;
+    }
+    tc_ifunc_pkg_unload(pkg);
+    return NULL;
+}
+
+/* A path entry: a manifest, a package directory, or a prefix whose
+ * share/twochains/ holds packages */
+static tc_ifunc_pkg_h tc_ucp_ifunc_search(const char *entry, const char *ifunc,
+                                          uint32_t *id_p)
+{
+    char dir[PATH_MAX + 32], probe[PATH_MAX + 32];
+    tc_ifunc_pkg_h pkg = NULL;
+    struct dirent *de;
+    FILE *f;
+    DIR *d;
+
+    if (snprintf(probe, sizeof(probe), "%s/" TC_PKG_MANIFEST_NAME, entry) >=
+        (int)sizeof(probe)) {
+        return NULL;
+    }
+    f = fopen(probe, "r");
+    if ((f != NULL) || (strstr(entry, TC_PKG_MANIFEST_NAME) != NULL)) {
+        if (f != NULL) {
+            fclose(f);
+        }
+        return tc_ucp_ifunc_try(entry, NULL, ifunc, id_p);
+    }
+    if (snprintf(dir, sizeof(dir), "%s/share/twochains", entry) >= (int)sizeof(dir)) {
+        return NULL;
+    }
+    d = opendir(dir);
+    if (d == NULL) {
+        return NULL;
+    }
+    while ((pkg == NULL) && ((de = readdir(d)) != NULL)) {
+        if (de->d_name[0] == '.') {
+            continue;
+        }
+        if (snprintf(probe, sizeof(probe), "%s/%s/" TC_PKG_MANIFEST_NAME, dir,
+                     de->d_name) >= (int)sizeof(probe)) {
+            continue;
+        }
+        f = fopen(probe, "r");
+        if (f == NULL) {
+            continue;
+        }
+        fclose(f);
+        pkg = tc_ucp_ifunc_try(entry, de->d_name, ifunc, id_p);
+    }
+    closedir(d);
+    return pkg;
+}
+
+ucs_status_t ucp_register_ifunc(ucp_context_h context, const char *ifunc_name,
+                                ucp_ifunc_h *ifunc_p)
+{
+    const char *path = tc_ifunc_config_get()->pkg_path;
+    char *copy, *entry, *save = NULL;
+    tc_ifunc_pkg_h pkg;
+    ucp_ifunc_h ih;
+    uint32_t id;
+
+    pkg = tc_ifunc_pkg_find_element(ifunc_name, &id);
+    if (pkg != NULL) {
+        tc_ifunc_pkg_ref(pkg);
+    } else if ((path != NULL) && ((copy = strdup(path)) != NULL)) {
+        for (entry = strtok_r(copy, ":", &save); (entry != NULL) && (pkg == NULL);
+             entry = strtok_r(NULL, ":", &save)) {
+            pkg = tc_ucp_ifunc_search(entry, ifunc_name, &id);
+        }
+        free(copy);
+    }
+    if (pkg == NULL) {
+        ucs_error("ifunc '%s' is in no loaded package nor in UCX_TC_IFUNC_PKG_PATH",
+                  ifunc_name);
+        return UCS_ERR_NO_ELEM;
+    }
+
+    ih = calloc(1, sizeof(*ih));
+    if (ih == NULL) {
+        tc_ifunc_pkg_unload(pkg);
+        return UCS_ERR_NO_MEMORY;
+    }
+    ih->pkg     = pkg;
+    ih->elem    = tc_ifunc_pkg_elem(pkg, id);
+    ih->context = context;
+    tc_ifunc_frame_prepare(NULL, pkg, ih->elem, 1, &ih->desc);
+    *ifunc_p = ih;
+    return UCS_OK;
+}
+
+void ucp_deregister_ifunc(ucp_context_h context, ucp_ifunc_h ifunc_h)
+{
+    if (ifunc_h == NULL) {
+        return;
+    }
+    tc_ifunc_pkg_unload(ifunc_h->pkg);
+    free(ifunc_h);
+}
+
+/* ---- messages ---- */
+
+static tc_ucp_ifunc_prefix_t *tc_ucp_ifunc_prefix(const ucp_ifunc_msg_t *msg)
+{
+    return (tc_ucp_ifunc_prefix_t*)((uint8_t*)msg->frame - TC_UCP_IFUNC_PREFIX);
+}
+
+ucs_status_t ucp_ifunc_msg_create(ucp_ifunc_h ifunc_h, void *source_args,
+                                  size_t source_args_size, ucp_ifunc_msg_t *msg_p)
+{
+    const tc_jam_element_t *local = ifunc_h->elem->local;
+    ucp_mem_map_params_t mp = {0};
+    tc_ucp_ifunc_prefix_t *prefix;
+    size_t cap, size, capacity;
+    ucp_mem_attr_t attr;
+    ucs_status_t status;
+    uint8_t *frame;
+    ucp_mem_h memh;
+    int ret;
+
+    cap = (local->payload_get_max_size != NULL) ?
+          local->payload_get_max_size(source_args, source_args_size) :
+          source_args_size;
+    if (cap > UINT32_MAX / 2) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    capacity = tc_ifunc_frame_size(&ifunc_h->desc, (uint32_t)cap);
+
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                    UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    mp.length     = TC_UCP_IFUNC_PREFIX + capacity;
+    mp.flags      = UCP_MEM_MAP_ALLOCATE;
+    status = ucp_mem_map(ifunc_h->context, &mp, &memh);
+    if (status != UCS_OK) {
+        ucs_error("ifunc: ucp_mem_map of %zu bytes failed: %s", (size_t)mp.length,
+                  ucs_status_string(status));
+        return status;
+    }
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+    status = ucp_mem_query(memh, &attr);
+    if (status != UCS_OK) {
+        goto err_unmap;
+    }
+    memset(attr.address, 0, mp.length);
+    prefix          = attr.address;
+    prefix->memh    = memh;
+    prefix->context = ifunc_h->context;
+    frame           = (uint8_t*)attr.address + TC_UCP_IFUNC_PREFIX;
+    tc_ifunc_frame_prepare(frame, ifunc_h->pkg, ifunc_h->elem, 1, &ifunc_h->desc);
+
+    size = cap;
+    if (local->payload_init != NULL) {
+        ret = local->payload_init(source_args, source_args_size,
+                                  frame + ifunc_h->desc.payload_offset, &size);
+        if ((ret != 0) || (size > cap)) {
+            ucs_warn("ifunc %s: payload_init failed with %d", ifunc_h->elem->name, ret);
+            status = UCS_ERR_CANCELED;
+            goto err_unmap;
+        }
+    } else if (source_args_size != 0) {
+        memcpy(frame + ifunc_h->desc.payload_offset, source_args, source_args_size);
+    }
+    prefix->payload_size = (uint32_t)size;
+
+    msg_p->ifunc_h    = ifunc_h;
+    msg_p->frame      = frame;
+    msg_p->frame_size = tc_ifunc_frame_stamp(frame, &ifunc_h->desc, TC_FRAME_INJECTED,
+                                             0, 0, TC_FRAME_SENDER_NONE,
+                                             (uint32_t)size);
+    return UCS_OK;
+
+err_unmap:
+    ucp_mem_unmap(ifunc_h->context, memh);
+    return status;
+}
+
+ucs_status_t ucp_ifunc_msg_get_payload_ptr(ucp_ifunc_msg_t *msg, void **payload,
+                                           size_t *payload_size)
+{
+    if ((msg == NULL) || (msg->frame == NULL)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (payload != NULL) {
+        *payload = (uint8_t*)msg->frame + msg->ifunc_h->desc.payload_offset;
+    }
+    if (payload_size != NULL) {
+        *payload_size = tc_ucp_ifunc_prefix(msg)->payload_size;
+    }
+    return UCS_OK;
+}
+
+void ucp_ifunc_msg_free(ucp_ifunc_msg_t msg)
+{
+    tc_ucp_ifunc_prefix_t *prefix;
+
+    if (msg.frame == NULL) {
+        return;
+    }
+    prefix = tc_ucp_ifunc_prefix(&msg);
+    ucp_mem_unmap(prefix->context, prefix->memh);
+}
+
+static ucs_status_t tc_ucp_ifunc_put(ucp_ep_h ep, const ucp_ifunc_msg_t *msg,
+                                     size_t offset, size_t length,
+                                     uint64_t remote_addr, ucp_rkey_h rkey,
+                                     int *inprogress)
+{
+    ucp_request_param_t param;
+    ucs_status_ptr_t req;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH;
+    param.memh         = tc_ucp_ifunc_prefix(msg)->memh;
+    req = ucp_put_nbx(ep, (uint8_t*)msg->frame + offset, length, remote_addr + offset,
+                      rkey, &param);
+    if (req == NULL) {
+        return UCS_OK;
+    }
+    if (UCS_PTR_IS_ERR(req)) {
+        return UCS_PTR_STATUS(req);
+    }
+    ucp_request_free(req);     /* released when it completes, as ucp_put_nbi */
+    *inprogress = 1;
+    return UCS_OK;
+}
+
+ucs_status_t ucp_ifunc_send_nbix(ucp_ep_h ep, ucp_ifunc_msg_t msg,
+                                 uint64_t remote_addr, ucp_rkey_h rkey)
+{
+    int inprogress = 0;
+    ucs_status_t status;
+
+    if (tc_ifunc_config_get()->signal == TC_IFUNC_SIGNAL_TRAILER) {
+        status = tc_ucp_ifunc_put(ep, &msg, 0, msg.frame_size, remote_addr, rkey,
+                                  &inprogress);
+    } else {
+        status = tc_ucp_ifunc_put(ep, &msg, 8, msg.frame_size - 8, remote_addr, rkey,
+                                  &inprogress);
+        if (status == UCS_OK) {
+            /* no worker to fence here: complete the frame at the target */
+            status = ucp_ep_flush(ep);
+        }
+        if (status == UCS_OK) {
+            inprogress = 0;
+            status     = tc_ucp_ifunc_put(ep, &msg, 0, 8, remote_addr, rkey,
+                                          &inprogress);
+        }
+    }
+    if (status != UCS_OK) {
+        return status;
+    }
+    return inprogress ? UCS_INPROGRESS : UCS_OK;
+}
+
+/* ---- receive ---- */
+
+typedef struct {
+    void            *buffer;
+    tc_ifunc_ring_t ring;
+} tc_ucp_ifunc_buffer_t;
+
+static pthread_mutex_t       tc_ucp_ifunc_lock = PTHREAD_MUTEX_INITIALIZER;
+static tc_ifunc_rx_t         *tc_ucp_ifunc_rx;
+static tc_ifunc_stats_t      tc_ucp_ifunc_stats;
+static tc_ucp_ifunc_buffer_t tc_ucp_ifunc_buffers[TC_UCP_IFUNC_BUFFERS];
+static unsigned              tc_ucp_ifunc_next;
+
+static tc_ifunc_rx_t *tc_ucp_ifunc_receiver(void)
+{
+    const tc_ifunc_config_t *config;
+    tc_ifunc_rx_t *rx = __atomic_load_n(&tc_ucp_ifunc_rx, __ATOMIC_ACQUIRE);
+
+    if (ucs_likely(rx != NULL)) {
+        return rx;
+    }
+    pthread_mutex_lock(&tc_ucp_ifunc_lock);
+    if (tc_ucp_ifunc_rx == NULL) {
+        config = tc_ifunc_config_get();
+        rx     = calloc(1, sizeof(*rx));
+        if (rx != NULL) {
+            rx->security        = config->security;
+            rx->placement       = config->placement;
+            rx->trailer_timeout = config->trailer_timeout;
+            rx->rank            = -1;
+            rx->stats           = &tc_ucp_ifunc_stats;
+            tc_code_cache_init(&rx->cache, config->cache_entries);
+            __atomic_store_n(&tc_ucp_ifunc_rx, rx, __ATOMIC_RELEASE);
+        }
+    }
+    rx = tc_ucp_ifunc_rx;
+    pthread_mutex_unlock(&tc_ucp_ifunc_lock);
+    return rx;
+}
+
+static tc_ifunc_ring_t *tc_ucp_ifunc_ring(void *buffer)
+{
+    tc_ucp_ifunc_buffer_t *b;
+    unsigned i;
+
+    for (i = 0; i < TC_UCP_IFUNC_BUFFERS; ++i) {
+        if (tc_ucp_ifunc_buffers[i].buffer == buffer) {
+            return &tc_ucp_ifunc_buffers[i].ring;
+        }
+    }
+    /* a new buffer: recycle the oldest entry */
+    b = &tc_ucp_ifunc_buffers[tc_ucp_ifunc_next];
+    tc_ucp_ifunc_next = (tc_ucp_ifunc_next + 1) % TC_UCP_IFUNC_BUFFERS;
+    if (b->buffer != NULL) {
+        tc_ifunc_ring_cleanup(&b->ring);
+    }
+    b->buffer = buffer;
+    tc_ifunc_ring_init(&b->ring, buffer, -1);
+    b->ring.trailer_mode = (tc_ifunc_config_get()->signal == TC_IFUNC_SIGNAL_TRAILER);
+    return &b->ring;
+}
+
+ucs_status_t ucp_poll_ifunc(ucp_context_h context, void *buffer,
+                            size_t buffer_size, void *target_args)
+{
+    tc_ifunc_rx_t *rx = tc_ucp_ifunc_receiver();
+    tc_ifunc_slot_result_t result;
+
+    if ((rx == NULL) || (buffer == NULL)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (__atomic_load_n(&((tc_frame_hdr_t*)buffer)->signal, __ATOMIC_ACQUIRE) == 0) {
+        return UCS_ERR_NO_MESSAGE;
+    }
+    rx->target_args = target_args;
+    result = tc_ifunc_slot_process(rx, tc_ucp_ifunc_ring(buffer), buffer,
+                                   (buffer_size > UINT32_MAX) ? UINT32_MAX :
+                                                                (uint32_t)buffer_size,
+                                   TC_FRAME_SEQ_ANY);
+    switch (result) {
+    case TC_IFUNC_SLOT_RUN:
+        return UCS_OK;
+    case TC_IFUNC_SLOT_REJECTED:
+        return UCS_ERR_CANCELED;
+    default:
+        return UCS_ERR_NO_MESSAGE;
+    }
+}
