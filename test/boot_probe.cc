@@ -288,6 +288,8 @@ int main(int argc, char **argv)
         return 1;
     }
     boot_ptr boot(raw);
+    note("bootstrap %s rank %d size %d", tc_bootstrap_name(boot.get()),
+         tc_bootstrap_rank(boot.get()), tc_bootstrap_size(boot.get()));
     if ((g_rank >= 0) && (tc_bootstrap_rank(boot.get()) != g_rank)) {
         note("bootstrap rank %d differs from UCX_TC_RANK", tc_bootstrap_rank(boot.get()));
         return 1;

@@ -49,8 +49,9 @@ static ucs_config_field_t tc_config_table[] = {
      ucs_offsetof(tc_config_t, max_pollers), UCS_CONFIG_TYPE_UINT},
 
     {"BOOTSTRAP", "auto",
-     "Bootstrap backend: auto (tcp when UCX_TC_SIZE > 1, else single), tcp,\n"
-     "or single (one member).",
+     "Bootstrap backend: auto (pmix when a PMIx launcher such as mpirun set\n"
+     "PMIX_RANK and UCX_TC_SIZE is not set, else tcp when UCX_TC_SIZE > 1, else\n"
+     "single), tcp, pmix, or single (one member).",
      ucs_offsetof(tc_config_t, bootstrap), UCS_CONFIG_TYPE_STRING},
 
     {"ROOT", "",

@@ -74,3 +74,72 @@ AC_DEFUN([TC_CHECK_CROSS], [
     AC_PATH_PROG([TC_QEMU_AARCH64], [qemu-aarch64], [])
     AS_IF([test -z "$TC_QEMU_AARCH64"], [AC_PATH_PROG([TC_QEMU_AARCH64], [qemu-aarch64-static], [])])
 ])
+
+# TC_CHECK_PMIX: the PMIx bootstrap backend, built when PMIx >= 4 is found
+# (libpmix-dev). --with-pmix=auto (default: pkg-config pmix), yes (the same,
+# absence is an error), no, or DIR (an install prefix with include/pmix.h).
+AC_DEFUN([TC_CHECK_PMIX], [
+    AC_ARG_WITH([pmix],
+        [AS_HELP_STRING([--with-pmix@<:@=DIR@:>@], [PMIx bootstrap backend (default: auto, when pkg-config finds pmix >= 4)])],
+        [], [with_pmix=auto])
+
+    tc_have_pmix=no
+    PMIX_CPPFLAGS=""
+    PMIX_LDFLAGS=""
+    PMIX_LIBS=""
+    PMIX_VERSION=""
+    AS_CASE(["x$with_pmix"],
+        [xno], [],
+        [xyes|xauto],
+        [PKG_CHECK_MODULES([PMIX], [pmix >= 4], [tc_have_pmix=yes], [tc_have_pmix=no])
+         AS_IF([test "x$tc_have_pmix" = xyes],
+               [PMIX_VERSION=`$PKG_CONFIG --modversion pmix`
+                # -isystem: warnings in PMIx's headers are not ours to fix;
+                # never -isystem /usr/include (it breaks #include_next)
+                for tc_flag in $PMIX_CFLAGS; do
+                    AS_CASE(["$tc_flag"],
+                        [-I/usr/include], [],
+                        [-I*], [PMIX_CPPFLAGS="$PMIX_CPPFLAGS -isystem `echo "$tc_flag" | sed 's/^-I//'`"],
+                        [PMIX_CPPFLAGS="$PMIX_CPPFLAGS $tc_flag"])
+                done
+                # pmix.pc asks for --enable-new-dtags too: keep -L, rpath, -l
+                for tc_flag in `$PKG_CONFIG --libs-only-L pmix`; do
+                    PMIX_LDFLAGS="$PMIX_LDFLAGS $tc_flag -Wl,-rpath,`echo "$tc_flag" | sed 's/^-L//'`"
+                done
+                PMIX_LIBS=`$PKG_CONFIG --libs-only-l pmix`])],
+        [tc_have_pmix=yes
+         tc_pmix_libdir="$with_pmix/lib"
+         AS_IF([test -d "$with_pmix/lib64" -a ! -e "$with_pmix/lib/libpmix.so"],
+               [tc_pmix_libdir="$with_pmix/lib64"])
+         PMIX_CPPFLAGS="-isystem $with_pmix/include"
+         PMIX_LDFLAGS="-L$tc_pmix_libdir -Wl,-rpath,$tc_pmix_libdir"
+         PMIX_LIBS="-lpmix"
+         PMIX_VERSION=`sed -n 's/^#define PMIX_VERSION_MAJOR *\([[0-9]]*\)L*$/\1/p' "$with_pmix/include/pmix_version.h" 2>/dev/null`
+         AS_IF([test -z "$PMIX_VERSION" || test "$PMIX_VERSION" -lt 4], [tc_have_pmix=no])])
+
+    AS_IF([test "x$tc_have_pmix" = xyes],
+          [tc_save_CPPFLAGS="$CPPFLAGS"
+           tc_save_LDFLAGS="$LDFLAGS"
+           tc_save_LIBS="$LIBS"
+           CPPFLAGS="$CPPFLAGS $PMIX_CPPFLAGS"
+           LDFLAGS="$LDFLAGS $PMIX_LDFLAGS"
+           AC_CHECK_HEADER([pmix.h], [], [tc_have_pmix=no])
+           AS_IF([test "x$tc_have_pmix" = xyes],
+                 [AC_CHECK_LIB([pmix], [PMIx_Fence_nb], [:], [tc_have_pmix=no])])
+           CPPFLAGS="$tc_save_CPPFLAGS"
+           LDFLAGS="$tc_save_LDFLAGS"
+           LIBS="$tc_save_LIBS"])
+
+    AS_IF([test "x$tc_have_pmix" = xyes],
+          [AC_DEFINE([TC_HAVE_PMIX], [1], [Define to 1 to build the PMIx bootstrap backend])
+           AC_MSG_NOTICE([PMIx $PMIX_VERSION: building the pmix bootstrap backend])],
+          [test "x$with_pmix" != xno -a "x$with_pmix" != xauto],
+          [AC_MSG_ERROR([--with-pmix=$with_pmix: PMIx >= 4 not usable (pkg-config pmix, or DIR/include/pmix.h and DIR/lib/libpmix): apt-get install libpmix-dev])],
+          [test "x$with_pmix" = xauto],
+          [AC_MSG_NOTICE([PMIx not found: the pmix bootstrap backend is not built (apt-get install libpmix-dev)])],
+          [AC_MSG_NOTICE([--without-pmix: the pmix bootstrap backend is not built])])
+    AM_CONDITIONAL([HAVE_PMIX], [test "x$tc_have_pmix" = xyes])
+    AC_SUBST([PMIX_CPPFLAGS])
+    AC_SUBST([PMIX_LDFLAGS])
+    AC_SUBST([PMIX_LIBS])
+])

@@ -3,8 +3,9 @@
  *
  * Generic bootstrap: a handle is a backend (ops + ctx) with a rank and size.
  * allgather and barrier are built on the backend's allgatherv, so a backend
- * implements exactly one collective. Also the single-member backend and the
- * choice of backend from UCX_TC_* variables.
+ * implements exactly one collective. Also the single-member backend, the
+ * PMIx stub when PMIx is not built, and the choice of backend from UCX_TC_*
+ * variables (and PMIX_RANK).
  *
  * Threads: a handle is used by one thread at a time (collectives are called
  * by every member once, in the same order). Different handles are
@@ -201,6 +202,17 @@ ucs_status_t tc_bootstrap_single_create(tc_bootstrap_h *boot_p)
     return tc_bootstrap_create(&tc_bootstrap_single_ops, NULL, 0, 1, boot_p);
 }
 
+/* --- PMIx, when not built ----------------------------------------------- */
+
+#ifndef TC_HAVE_PMIX
+ucs_status_t tc_bootstrap_pmix_create(tc_bootstrap_h *boot_p)
+{
+    ucs_error("the PMIx bootstrap is not built: install libpmix-dev (PMIx >= 4) "
+              "and rerun configure, or choose another UCX_TC_BOOTSTRAP");
+    return UCS_ERR_UNSUPPORTED;
+}
+#endif
+
 /* --- from the environment ------------------------------------------------ */
 
 ucs_status_t tc_bootstrap_create_from_env(tc_bootstrap_h *boot_p)
@@ -220,6 +232,15 @@ ucs_status_t tc_bootstrap_create_from_env(tc_bootstrap_h *boot_p)
         goto out;
     }
 
+    /* A PMIx launcher (mpirun, prterun, srun --mpi=pmix) sets PMIX_RANK;
+     * twochains-run sets UCX_TC_SIZE, which wins. */
+    if (!strcasecmp(config.bootstrap, "pmix") ||
+        (!strcasecmp(config.bootstrap, "auto") && (config.size == 0) &&
+         (getenv("PMIX_RANK") != NULL))) {
+        status = tc_bootstrap_pmix_create(boot_p);
+        goto out;
+    }
+
     if (!strcasecmp(config.bootstrap, "auto")) {
         use_tcp = (config.size > 1);
     } else if (!strcasecmp(config.bootstrap, "tcp")) {
@@ -227,7 +248,7 @@ ucs_status_t tc_bootstrap_create_from_env(tc_bootstrap_h *boot_p)
     } else if (!strcasecmp(config.bootstrap, "single")) {
         use_tcp = 0;
     } else {
-        ucs_error("UCX_TC_BOOTSTRAP=%s is not one of auto, tcp, single",
+        ucs_error("UCX_TC_BOOTSTRAP=%s is not one of auto, tcp, single, pmix",
                   config.bootstrap);
         status = UCS_ERR_INVALID_PARAM;
         goto out;

@@ -60,6 +60,16 @@ ucs_status_t tc_bootstrap_tcp_create(const char *root, int listen_fd,
                                      int rank, int size, double timeout_s,
                                      tc_bootstrap_h *boot_p);
 
+/**
+ * PMIx, for jobs started by a PMIx launcher (Open MPI's mpirun, prterun,
+ * srun --mpi=pmix): rank and size from the PMIx server, allgatherv through
+ * PMIx_Put, PMIx_Commit, PMIx_Fence and PMIx_Get, each collective bounded by
+ * UCX_TC_BOOTSTRAP_TIMEOUT. tc_bootstrap_create_from_env uses it with
+ * UCX_TC_BOOTSTRAP=pmix, or with auto when PMIX_RANK is set and UCX_TC_SIZE
+ * is not. UCS_ERR_UNSUPPORTED when built without PMIx (libpmix-dev).
+ */
+ucs_status_t tc_bootstrap_pmix_create(tc_bootstrap_h *boot_p);
+
 /** A rendezvous for @a size members inside one process. */
 ucs_status_t tc_bootstrap_inproc_domain_create(int size, double timeout_s,
                                                tc_bootstrap_inproc_domain_h *domain_p);
