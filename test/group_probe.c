@@ -3,9 +3,10 @@
  *
  * Multi-process group check, written in C against <twochains/group.h> alone.
  * Started by twochains-run. Every sender multicasts COUNT messages of random
- * size (8 .. MAX bytes; the first 8 carry the sender's own number) and every
+ * size (1 .. MAX bytes, derived with the bytes from (sender, k)) and every
  * member hashes what it delivers into an order-sensitive chain, checks every
- * byte, and prints "group G chain HEX count N". Exit 0 only if all checks
+ * byte against the next k it expects from that sender (per-sender FIFO), and
+ * prints "group G chain HEX count N". Exit 0 only if all checks
  * pass. With -2, two groups share the node: {0..n-2} and {1..n-1}.
  *
  * Usage: group_probe [-c COUNT] [-s MAX] [-w WINDOW] [-o (one sender)] [-2]
@@ -36,7 +37,7 @@ static uint64_t splitmix(uint64_t x)
 
 static size_t msg_size(int group, int rank, int64_t k, size_t max)
 {
-    return 8 + splitmix(((uint64_t)group << 48) ^ ((uint64_t)rank << 32) ^ (uint64_t)k) % (max - 7);
+    return 1 + splitmix(((uint64_t)group << 48) ^ ((uint64_t)rank << 32) ^ (uint64_t)k) % max;
 }
 
 static unsigned char msg_byte(int rank, int64_t k, size_t i)
@@ -62,13 +63,16 @@ static void deliver(const tc_group_message_t *m, void *arg)
     fnv(&st->chain, &m->sender, sizeof(m->sender));
     fnv(&st->chain, m->data, m->size);
     ++st->count;
-    memcpy(&k, m->data, sizeof(k));
-    if (m->sender < 0 || m->sender >= 64 || k != st->next[m->sender]++ ||
-        m->size != msg_size(st->id, m->sender, k, st->max)) {
+    if (m->sender < 0 || m->sender >= 64) {
         ++st->bad;
         return;
     }
-    for (i = 8; i < m->size; ++i) {
+    k = st->next[m->sender]++;
+    if (m->size != msg_size(st->id, m->sender, k, st->max)) {
+        ++st->bad;
+        return;
+    }
+    for (i = 0; i < m->size; ++i) {
         if (((const unsigned char*)m->data)[i] != msg_byte(m->sender, k, i)) {
             ++st->bad;
             return;
@@ -99,8 +103,8 @@ int main(int argc, char **argv)
         default: return 2;
         }
     }
-    if (max < 8 || max > sizeof(buf)) {
-        fprintf(stderr, "-s must be 8..%zu\n", sizeof(buf));
+    if (max < 1 || max > sizeof(buf)) {
+        fprintf(stderr, "-s must be 1..%zu\n", sizeof(buf));
         return 2;
     }
     if (tc_bootstrap_create_from_env(&boot) != UCS_OK) {
@@ -152,8 +156,7 @@ int main(int argc, char **argv)
                 continue;
             }
             n = msg_size(g, rank, k, max);
-            memcpy(buf, &k, sizeof(k));
-            for (i = 8; i < n; ++i) {
+            for (i = 0; i < n; ++i) {
                 buf[i] = msg_byte(rank, k, i);
             }
             if (tc_group_send(groups[g], buf, n) != UCS_OK) {
