@@ -26,7 +26,7 @@ typedef struct tc_config {
     double           sleep_max;        /**< UCX_TC_SLEEP_MAX, seconds */
     unsigned         max_pollers;      /**< UCX_TC_MAX_POLLERS */
     /* bootstrap */
-    char             *bootstrap;       /**< UCX_TC_BOOTSTRAP: auto|tcp|single */
+    char             *bootstrap;       /**< UCX_TC_BOOTSTRAP: auto|tcp|pmix|single */
     char             *root;            /**< UCX_TC_ROOT: host:port of rank 0 */
     int              rank;             /**< UCX_TC_RANK, -1 when unset */
     int              size;             /**< UCX_TC_SIZE, 0 when unset */
