@@ -94,6 +94,16 @@ TEST_P(group_procs, perf_shapes_print_sane_json)
     }
 }
 
+TEST_P(group_procs, perf_inproc_runs_every_member_in_one_process)
+{
+    auto r = tc_test::run_command("UCX_TLS=" + GetParam() + " " +
+                                  tc_test::build_path("src/tools/twochains-perf") +
+                                  " --inproc --members 3 -t smc_bw -s 64 -n 300 -w 10 --json");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("\"members\":3,\"senders\":3")) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("\"messages\":900,")) << r.output;
+}
+
 INSTANTIATE_TEST_SUITE_P(tl, group_procs, ::testing::Values("posix,self", "tcp,self"),
                          [](const auto &param_info) {
                              return param_info.param.substr(0, param_info.param.find(','));
