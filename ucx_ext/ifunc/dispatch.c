@@ -404,6 +404,12 @@ check:
         if (reason == TC_IFUNC_REJECT_SIZE) {
             snprintf(detail, sizeof(detail), "frame size %u, slot %u", h.frame_size,
                      slot_size);
+        } else if (reason == TC_IFUNC_REJECT_OFFSET) {
+            snprintf(detail, sizeof(detail), "code %u+%u, got %u+%u, entry %u, "
+                     "symbols %u+%u, payload %u+%u in %u bytes", h.code_offset,
+                     h.code_size, h.got_offset, h.got_size, h.entry_offset,
+                     h.symtab_offset, h.symtab_size, h.payload_offset,
+                     h.payload_size, h.frame_size);
         } else if (reason == TC_IFUNC_REJECT_SEQUENCE) {
             snprintf(detail, sizeof(detail), "seq %u in the slot of seq %u",
                      h.seq, (uint32_t)expect_seq);

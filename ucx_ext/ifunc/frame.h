@@ -80,6 +80,12 @@
 
 BEGIN_C_DECLS
 
+#ifdef __cplusplus
+#  define TC_STATIC_ASSERT(_cond, _msg) static_assert(_cond, _msg)
+#else
+#  define TC_STATIC_ASSERT(_cond, _msg) _Static_assert(_cond, _msg)
+#endif
+
 #define TC_FRAME_VERSION      1u
 #define TC_FRAME_ALIGN        64u            /* every region and the frame */
 #define TC_FRAME_HDR_SIZE     128u
@@ -143,18 +149,18 @@ typedef struct tc_frame_hdr {
 #define TC_FRAME_CSUM_HDR_BEGIN  8u
 #define TC_FRAME_CSUM_HDR_END    88u
 
-_Static_assert(sizeof(tc_frame_hdr_t) == TC_FRAME_HDR_SIZE, "frame header size");
-_Static_assert(TC_FRAME_HDR_SIZE % TC_FRAME_ALIGN == 0, "header is whole lines");
-_Static_assert(offsetof(tc_frame_hdr_t, signal) == 0, "signal word first");
-_Static_assert(offsetof(tc_frame_hdr_t, frame_size) == 16, "frame_size offset");
-_Static_assert(offsetof(tc_frame_hdr_t, pkg_id) == 24, "pkg_id offset");
-_Static_assert(offsetof(tc_frame_hdr_t, code_hash) == 32, "code_hash offset");
-_Static_assert(offsetof(tc_frame_hdr_t, got_offset) == 48, "got_offset offset");
-_Static_assert(offsetof(tc_frame_hdr_t, entry_offset) == 64, "entry_offset offset");
-_Static_assert(offsetof(tc_frame_hdr_t, checksum) == TC_FRAME_CSUM_HDR_END,
+TC_STATIC_ASSERT(sizeof(tc_frame_hdr_t) == TC_FRAME_HDR_SIZE, "frame header size");
+TC_STATIC_ASSERT(TC_FRAME_HDR_SIZE % TC_FRAME_ALIGN == 0, "header is whole lines");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, signal) == 0, "signal word first");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, frame_size) == 16, "frame_size offset");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, pkg_id) == 24, "pkg_id offset");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, code_hash) == 32, "code_hash offset");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, got_offset) == 48, "got_offset offset");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, entry_offset) == 64, "entry_offset offset");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, checksum) == TC_FRAME_CSUM_HDR_END,
                "checksum follows the covered header bytes");
-_Static_assert(offsetof(tc_frame_hdr_t, reserved) == 104, "reserved offset");
-_Static_assert((TC_FRAME_ALIGN & (TC_FRAME_ALIGN - 1)) == 0, "alignment power of 2");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, reserved) == 104, "reserved offset");
+TC_STATIC_ASSERT((TC_FRAME_ALIGN & (TC_FRAME_ALIGN - 1)) == 0, "alignment power of 2");
 
 /* What the header validator learned: all offsets checked against the frame */
 typedef struct tc_frame_info {

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <time.h>
 
+BEGIN_C_DECLS
+
 #define TC_IFUNC_MAX_PKGS    32
 #define TC_IFUNC_MAX_RIEDS   16
 #define TC_IFUNC_PKG_NAME_MAX 64
@@ -143,7 +145,7 @@ typedef struct tc_ifunc_ring {
     uint32_t           warned;          /* reasons already logged (bits) */
 } tc_ifunc_ring_t;
 
-_Static_assert(TC_IFUNC_REJECT_LAST <= 32, "warned bits");
+TC_STATIC_ASSERT(TC_IFUNC_REJECT_LAST <= 32, "warned bits");
 
 /* What every receiver has: policy, code cache, statistics */
 typedef struct tc_ifunc_rx {
@@ -302,5 +304,7 @@ struct tc_ifunc_msg {
 
 /* The process-wide configuration, read once */
 const tc_ifunc_config_t *tc_ifunc_config_get(void);
+
+END_C_DECLS
 
 #endif

@@ -1,0 +1,86 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Bad input, one test per kind, over posix,self and tcp,self: a sender
+ * (test/ifunc_bad.c) writes raw frames with ucp_put_nbx, bypassing every
+ * sender-side check. The receiver must reject each bad frame with the right
+ * reason, count it, log it once per cause and peer at warn level, free the
+ * slot, and then run the next good frame correctly.
+ */
+#include "common.h"
+
+#include <string>
+#include <tuple>
+
+namespace {
+
+using bad_param = std::tuple<std::string, std::string, std::string>; /* tl, case, reason */
+
+class ifunc_bad : public ::testing::TestWithParam<bad_param> {};
+
+size_t count(const std::string &haystack, const std::string &needle)
+{
+    size_t n = 0;
+    for (size_t pos = haystack.find(needle); pos != std::string::npos;
+         pos = haystack.find(needle, pos + 1)) {
+        ++n;
+    }
+    return n;
+}
+
+TEST_P(ifunc_bad, rejected_counted_logged_once_and_next_frame_runs)
+{
+    const auto &[tl, name, reason] = GetParam();
+    auto r = tc_test::run_command("UCX_TLS=" + tl + " " +
+                                  tc_test::build_path("src/tools/twochains-run") +
+                                  " -n 2 --timeout 60 -- " +
+                                  tc_test::build_path("test/ifunc_bad") + " " + name);
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("[0] ifunc_bad rank 0: case " + name + ": OK"))
+            << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("[1] ifunc_bad rank 1: case " + name + ": OK"))
+            << r.output;
+    /* counted for every bad frame, logged at warn level once for the peer */
+    EXPECT_EQ(1u, count(r.output, "UCX  WARN")) << r.output;
+    EXPECT_EQ(1u, count(r.output, "rejected frame")) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("from rank 1: " + reason)) << r.output;
+    EXPECT_EQ(std::string::npos, r.output.find("UCX  ERROR")) << r.output;
+}
+
+const bad_param cases[] = {
+    {"", "size_zero", "size"},
+    {"", "size_big", "size"},
+    {"", "truncated", "truncated"},
+    {"", "unknown_pkg", "unknown-package"},
+    {"", "unknown_element", "unknown-element"},
+    {"", "hash_mismatch", "hash"},
+    {"", "injected_local_only", "disabled"},
+    {"", "cached_never_sent", "cache-miss"},
+    {"", "bad_offset", "offset"},
+    {"", "ignore_credits", "sequence"},
+    {"", "checksum", "checksum"},
+    {"", "bad_signal", "signal"},
+    {"", "unresolved_symbol", "link"},
+};
+
+std::vector<bad_param> with_tl(const std::string &tl)
+{
+    std::vector<bad_param> v;
+    for (const auto &c : cases) {
+        v.emplace_back(tl, std::get<1>(c), std::get<2>(c));
+    }
+    return v;
+}
+
+std::string param_name(const ::testing::TestParamInfo<bad_param> &info)
+{
+    const auto &tl = std::get<0>(info.param);
+    return std::get<1>(info.param) + "_" + tl.substr(0, tl.find(','));
+}
+
+INSTANTIATE_TEST_SUITE_P(posix, ifunc_bad, ::testing::ValuesIn(with_tl("posix,self")),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(tcp, ifunc_bad, ::testing::ValuesIn(with_tl("tcp,self")),
+                         param_name);
+
+} // namespace

@@ -1,0 +1,352 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * ifunc_bad: a misbehaving sender, for the bad-input tests. Started by
+ * twochains-run with 2 ranks. Rank 1 writes raw frames into rank 0's ring
+ * with ucp_put_nbx, bypassing the sender's checks: two bad frames of one
+ * kind, then a good server_side_sum frame. Rank 0 must reject both bad
+ * frames with the expected reason (counted twice, logged once), free their
+ * slots and run the good frame: its sum must be exactly what was sent.
+ * Prints "ifunc_bad: case NAME: OK" and exits 0 only then.
+ *
+ * Usage: ifunc_bad CASE   (see cases[] below)
+ */
+#include "ifunc/ifunc_int.h"
+
+#include <twochains/ifunc.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef enum {
+    BAD_SIZE_ZERO, BAD_SIZE_BIG, BAD_TRUNCATED, BAD_UNKNOWN_PKG, BAD_UNKNOWN_ELEMENT,
+    BAD_HASH, BAD_LOCAL_ONLY, BAD_CACHE_MISS, BAD_OFFSET, BAD_CREDITS,
+    BAD_CHECKSUM, BAD_SIGNAL, BAD_LINK, BAD_LAST
+} bad_case_t;
+
+static const struct {
+    const char          *name;
+    tc_ifunc_reject_t   reason;
+    tc_ifunc_security_t security;
+    int                 bad_frames;
+} cases[BAD_LAST] = {
+    [BAD_SIZE_ZERO]       = {"size_zero", TC_IFUNC_REJECT_SIZE, TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_SIZE_BIG]        = {"size_big", TC_IFUNC_REJECT_SIZE, TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_TRUNCATED]       = {"truncated", TC_IFUNC_REJECT_TRUNCATED, TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_UNKNOWN_PKG]     = {"unknown_pkg", TC_IFUNC_REJECT_UNKNOWN_PKG, TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_UNKNOWN_ELEMENT] = {"unknown_element", TC_IFUNC_REJECT_UNKNOWN_ELEMENT,
+                             TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_HASH]            = {"hash_mismatch", TC_IFUNC_REJECT_HASH, TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_LOCAL_ONLY]      = {"injected_local_only", TC_IFUNC_REJECT_DISABLED,
+                             TC_IFUNC_SECURITY_LOCAL_ONLY, 2},
+    [BAD_CACHE_MISS]      = {"cached_never_sent", TC_IFUNC_REJECT_CACHE_MISS,
+                             TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_OFFSET]          = {"bad_offset", TC_IFUNC_REJECT_OFFSET, TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_CREDITS]         = {"ignore_credits", TC_IFUNC_REJECT_SEQUENCE, TC_IFUNC_SECURITY_VERIFY, 1},
+    [BAD_CHECKSUM]        = {"checksum", TC_IFUNC_REJECT_CHECKSUM, TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_SIGNAL]          = {"bad_signal", TC_IFUNC_REJECT_SIGNAL, TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_LINK]            = {"unresolved_symbol", TC_IFUNC_REJECT_LINK, TC_IFUNC_SECURITY_TRUST, 2},
+};
+
+#define DEPTH        8
+#define SLOT         1024
+#define SUM_VALUES   5
+
+static int g_rank;
+
+static void fail(const char *what)
+{
+    printf("ifunc_bad rank %d: FAILED: %s\n", g_rank, what);
+    fflush(stdout);
+    exit(1);
+}
+
+/* ---- the bad sender ---- */
+
+typedef struct {
+    tc_ifunc_mailbox_h mbox;
+    tc_ifunc_pkg_h     pkg;
+    uint32_t           sum_id;
+    uint8_t            frame[SLOT + 128] __attribute__((aligned(64)));
+} sender_t;
+
+static int64_t sum_value(uint32_t seq, unsigned j)
+{
+    return (int64_t)seq * 100 + j + 1;
+}
+
+/* A correct frame of server_side_sum: Local, or Injected with its code */
+static uint32_t build_sum(sender_t *s, tc_frame_type_t type, uint32_t seq)
+{
+    const tc_ifunc_element_t *e = tc_ifunc_pkg_elem(s->pkg, s->sum_id);
+    tc_ifunc_frame_desc_t desc;
+    int64_t *payload;
+    unsigned j;
+
+    memset(s->frame, 0, sizeof(s->frame));
+    tc_ifunc_frame_prepare(s->frame, s->pkg, e, type != TC_FRAME_LOCAL, &desc);
+    payload = (int64_t*)(s->frame + desc.payload_offset);
+    for (j = 0; j < SUM_VALUES; ++j) {
+        payload[j] = sum_value(seq, j);
+    }
+    return tc_ifunc_frame_stamp(s->frame, &desc, type,
+                                (type == TC_FRAME_INJECTED) ? TC_FRAME_F_CACHE : 0,
+                                seq, 1, SUM_VALUES * sizeof(int64_t));
+}
+
+/* Re-sign a frame whose header we edited: the trailer follows frame_size */
+static void resign(sender_t *s, uint32_t size)
+{
+    tc_frame_hdr_t *h = (tc_frame_hdr_t*)s->frame;
+
+    h->frame_size = size;
+    if ((size >= 1) && (size <= sizeof(s->frame))) {
+        s->frame[size - 1] = TC_FRAME_TRAILER(h->seq);
+    }
+}
+
+static void wait_req(sender_t *s, ucs_status_ptr_t req)
+{
+    if (tc_ifunc_request_wait(tc_ifunc_mailbox_engine(s->mbox), req, 10.0) != UCS_OK) {
+        fail("put");
+    }
+}
+
+/* Data, fence, signal -- like a real sender, but of whatever we built;
+ * with @a trailer 0 the last byte is left out */
+static void raw_put(sender_t *s, uint32_t slot, uint32_t len, int trailer)
+{
+    tc_ifunc_peer_t *p = &s->mbox->peers[0];
+    uint64_t remote    = p->ring_addr + (uint64_t)slot * p->slot_size;
+    ucp_request_param_t param = {0};
+    uint32_t body      = trailer ? len : len - 1;
+
+    if (len > sizeof(s->frame)) {
+        len = body = sizeof(s->frame);
+    }
+    if (body > 8) {
+        wait_req(s, ucp_put_nbx(p->ep, s->frame + 8, body - 8, remote + 8, p->rkey,
+                                &param));
+    }
+    ucp_worker_fence(s->mbox->worker);
+    wait_req(s, ucp_put_nbx(p->ep, s->frame, 8, remote, p->rkey, &param));
+}
+
+static void send_bad(sender_t *s, bad_case_t c, uint32_t seq)
+{
+    tc_frame_hdr_t *h = (tc_frame_hdr_t*)s->frame;
+    uint32_t size;
+
+    switch (c) {
+    case BAD_SIZE_ZERO:
+        size = build_sum(s, TC_FRAME_LOCAL, seq);
+        h->frame_size = 0;
+        raw_put(s, seq, size, 1);
+        return;
+    case BAD_SIZE_BIG:
+        size = build_sum(s, TC_FRAME_LOCAL, seq);
+        h->frame_size = SLOT + 64;
+        raw_put(s, seq, size, 1);
+        return;
+    case BAD_TRUNCATED:
+        size = build_sum(s, TC_FRAME_LOCAL, seq);
+        raw_put(s, seq, size, 0);          /* the trailer never comes */
+        return;
+    case BAD_UNKNOWN_PKG:
+        size = build_sum(s, TC_FRAME_LOCAL, seq);
+        h->pkg_id = tc_frame_pkg_id("no_such_package");
+        break;
+    case BAD_UNKNOWN_ELEMENT:
+        size = build_sum(s, TC_FRAME_LOCAL, seq);
+        h->element_id = 99;
+        break;
+    case BAD_HASH:
+        /* other code, consistent with its own hash: not the installed element */
+        size = build_sum(s, TC_FRAME_INJECTED, seq);
+        s->frame[h->entry_offset + 1] ^= 0x40;
+        h->code_hash = tc_frame_span_hash(s->frame + h->code_offset, h->code_size,
+                                          h->got_offset - h->code_offset);
+        break;
+    case BAD_LOCAL_ONLY:
+        size = build_sum(s, TC_FRAME_INJECTED, seq);
+        break;
+    case BAD_CACHE_MISS:
+        size = build_sum(s, TC_FRAME_CACHED, seq);
+        break;
+    case BAD_OFFSET:
+        size = build_sum(s, TC_FRAME_LOCAL, seq);
+        h->payload_offset = size + 4096;   /* points outside the frame */
+        break;
+    case BAD_CHECKSUM:
+        size = build_sum(s, TC_FRAME_LOCAL, seq);
+        h->flags   |= TC_FRAME_F_CHECKSUM;
+        h->checksum = tc_frame_checksum(h, s->frame) + 1;
+        break;
+    case BAD_SIGNAL:
+        size = build_sum(s, TC_FRAME_LOCAL, seq);
+        h->signal = 0xdeadbeef00000000ull | seq;
+        break;
+    case BAD_LINK: {
+        /* trust mode, code unlike the installed one: linked from its names,
+         * one of which does not exist here */
+        char *names;
+        size = build_sum(s, TC_FRAME_INJECTED, seq);
+        names = (char*)s->frame + h->symtab_offset;
+        memcpy(names, "no_such_symbol_", 15);
+        s->frame[h->entry_offset + 1] ^= 0x40;
+        h->code_hash = tc_frame_span_hash(s->frame + h->code_offset, h->code_size,
+                                          h->got_offset - h->code_offset);
+        break;
+    }
+    default:
+        fail("case");
+        return;
+    }
+    resign(s, size);
+    raw_put(s, seq, size, 1);
+}
+
+static void run_sender(sender_t *s, bad_case_t c)
+{
+    volatile uint64_t *credit = &s->mbox->credits[0];
+    uint32_t seq, size;
+    double deadline;
+
+    if (tc_ifunc_pkg_element(s->pkg, "server_side_sum", &s->sum_id) != UCS_OK) {
+        fail("no server_side_sum");
+    }
+    if (c == BAD_CREDITS) {
+        /* fill the ring, then write frame DEPTH over the unconsumed frame 0 */
+        for (seq = 0; seq <= DEPTH; ++seq) {
+            size = build_sum(s, TC_FRAME_LOCAL, seq);
+            raw_put(s, seq % DEPTH, size, 1);
+        }
+        tc_ifunc_mailbox_barrier(s->mbox);            /* receiver starts now */
+        /* behave again: wait for the credits of the first lap, then resend */
+        deadline = tc_ifunc_now() + 20;
+        while ((*credit < DEPTH) && (tc_ifunc_now() < deadline)) {
+            tc_progress(tc_ifunc_mailbox_engine(s->mbox));
+        }
+        if (*credit < DEPTH) {
+            fail("no credits after the overwrite");
+        }
+        size = build_sum(s, TC_FRAME_LOCAL, DEPTH);
+        raw_put(s, 0, size, 1);
+        return;
+    }
+    send_bad(s, c, 0);
+    send_bad(s, c, 1);
+    size = build_sum(s, TC_FRAME_LOCAL, 2);
+    raw_put(s, 2, size, 1);
+    tc_ifunc_mailbox_barrier(s->mbox);
+}
+
+/* ---- the receiver ---- */
+
+static void run_receiver(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg, bad_case_t c)
+{
+    int64_t *acc      = tc_ifunc_pkg_symbol(pkg, "tcbench_accumulator");
+    int good          = (c == BAD_CREDITS) ? DEPTH : 1;  /* frames that must run */
+    uint64_t expected = (uint64_t)cases[c].bad_frames + good;
+    int64_t sum       = 0;
+    double deadline   = tc_ifunc_now() + 20;
+    tc_ifunc_stats_t st;
+    uint32_t seq;
+    unsigned j;
+
+    tc_ifunc_mailbox_barrier(mbox);                  /* the sender wrote */
+    do {
+        tc_progress(tc_ifunc_mailbox_engine(mbox));
+        tc_ifunc_poll(mbox, 0);
+        tc_ifunc_mailbox_stats(mbox, &st);
+    } while ((st.frames[0] + st.frames[1] + st.frames[2] + st.rejects_total < expected) &&
+             (tc_ifunc_now() < deadline));
+
+    if (c == BAD_CREDITS) {
+        for (seq = 1; seq <= DEPTH; ++seq) {     /* frame 0 was overwritten */
+            for (j = 0; j < SUM_VALUES; ++j) {
+                sum += sum_value(seq, j);
+            }
+        }
+    } else {
+        for (j = 0; j < SUM_VALUES; ++j) {
+            sum += sum_value(2, j);
+        }
+    }
+    printf("ifunc_bad rank 0: case %s: rejected %" PRIu64 " (%s %" PRIu64 "), ran %" PRIu64
+           ", sum %" PRId64 " (expected %" PRId64 ")\n", cases[c].name, st.rejects_total,
+           tc_ifunc_reject_name(cases[c].reason), st.rejects[cases[c].reason],
+           st.frames[0] + st.frames[1] + st.frames[2], *acc, sum);
+    if ((st.rejects[cases[c].reason] != (uint64_t)cases[c].bad_frames) ||
+        (st.rejects_total != (uint64_t)cases[c].bad_frames)) {
+        fail("wrong rejects");
+    }
+    if ((st.frames[0] + st.frames[1] + st.frames[2] != (uint64_t)good) || (*acc != sum)) {
+        fail("the good frames did not all run correctly");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    tc_ifunc_mailbox_params_t params = {0};
+    tc_ifunc_mailbox_h mbox;
+    static sender_t sender;
+    tc_bootstrap_h boot;
+    tc_ifunc_pkg_h pkg;
+    tc_ifunc_ucp_t ucp;
+    char prefix[1024];
+    bad_case_t c;
+
+    for (c = 0; c < BAD_LAST; ++c) {
+        if ((argc == 2) && (strcmp(argv[1], cases[c].name) == 0)) {
+            break;
+        }
+    }
+    if (c == BAD_LAST) {
+        fprintf(stderr, "usage: ifunc_bad CASE\n");
+        return 2;
+    }
+    if (tc_bootstrap_create_from_env(&boot) != UCS_OK) {
+        return 2;
+    }
+    g_rank = tc_bootstrap_rank(boot);
+    if ((tc_bootstrap_size(boot) != 2) || (tc_ifunc_ucp_init(&ucp) != UCS_OK)) {
+        return 2;
+    }
+    snprintf(prefix, sizeof(prefix), "%s/test/twochains-pkgs", TC_BUILDDIR);
+    if (tc_ifunc_pkg_load(prefix, "tcbench", &pkg) != UCS_OK) {
+        return 2;
+    }
+
+    params.field_mask      = TC_IFUNC_MAILBOX_PARAM_FIELD_SLOT_SIZE |
+                             TC_IFUNC_MAILBOX_PARAM_FIELD_RING_DEPTH |
+                             TC_IFUNC_MAILBOX_PARAM_FIELD_SECURITY |
+                             TC_IFUNC_MAILBOX_PARAM_FIELD_FLAGS |
+                             TC_IFUNC_MAILBOX_PARAM_FIELD_TRAILER_TIMEOUT;
+    params.slot_size       = SLOT;
+    params.ring_depth      = DEPTH;
+    params.security        = cases[c].security;
+    params.flags           = TC_IFUNC_MAILBOX_FLAG_NO_POLLER;
+    params.trailer_timeout = 0.05;
+    if (tc_ifunc_mailbox_create(ucp.context, ucp.engine, boot, &params, &mbox) != UCS_OK) {
+        return 2;
+    }
+    tc_ifunc_mailbox_barrier(mbox);
+
+    if (g_rank == 1) {
+        sender.mbox = mbox;
+        sender.pkg  = pkg;
+        run_sender(&sender, c);
+    } else {
+        run_receiver(mbox, pkg, c);
+    }
+    tc_ifunc_mailbox_destroy(mbox);
+    tc_ifunc_pkg_unload(pkg);
+    tc_ifunc_ucp_cleanup(&ucp);
+    tc_bootstrap_destroy(boot);
+    printf("ifunc_bad rank %d: case %s: OK\n", g_rank, cases[c].name);
+    return 0;
+}
