@@ -32,6 +32,7 @@
 #include "order/sequence.hpp"
 #include "smc/slot.hpp"
 #include "sst/region.hpp"
+#include "sst/table.hpp"
 
 #include <ucs/debug/log_def.h>
 
@@ -43,9 +44,7 @@
 
 namespace tc {
 
-using sst::load_word;
 using sst::put_purpose;
-using sst::store_word;
 
 namespace {
 
@@ -117,7 +116,12 @@ public:
         n_            = static_cast<int>(view_.members.size());
         s_            = static_cast<int>(view_.senders.size());
         stride_       = smc::slot_stride(params.max_payload);
-        row_bytes_    = (offset(col_phase() + 1) + 63) & ~size_t(63);
+        /* received, published and delivered are adjacent: one report put */
+        col_sent_      = row_.add<int64_t>();
+        col_received_  = row_.add<int64_t>(s_);
+        col_published_ = row_.add<int64_t>();
+        col_delivered_ = row_.add<int64_t>();
+        col_phase_     = row_.add<int64_t>();
         for (int i = 0; i < s_; ++i) {
             sender_member_.push_back(static_cast<int>(
                     std::find(view_.members.begin(), view_.members.end(), view_.senders[i]) -
@@ -131,8 +135,7 @@ public:
 
     ucs_status_t init()
     {
-        ucs_status_t status = sst::mirrored_region::create(node_, view_.members,
-                                                           row_bytes_ * n_, table_);
+        ucs_status_t status = sst::table::create(node_, view_.members, row_, table_);
         if (status != UCS_OK) {
             return status;
         }
@@ -142,6 +145,7 @@ public:
             return status;
         }
         me_ = table_->my_index();
+        add_protocol_predicates();
         status = tc_progress_poller_add(node_.engine(), &group_impl::poll, this, &poller_id_);
         if (status != UCS_OK) {
             return status;
@@ -239,40 +243,25 @@ public:
     bool is_sender() const { return my_sender_ >= 0; }
 
 private:
-    /* Column (int64 word) indexes of the row described at the top. */
-    int col_sent() const { return 0; }
-    int col_received(int sender) const { return 1 + sender; }
-    int col_published() const { return s_ + 1; }
-    int col_delivered() const { return s_ + 2; }
-    int col_phase() const { return s_ + 3; }
-    static size_t offset(int col) { return col * sizeof(int64_t); }
+    int64_t get(int member, sst::column<int64_t> c, size_t i = 0) const
+    {
+        return table_->get(member, c, i);
+    }
+    void set(sst::column<int64_t> c, int64_t v, size_t i = 0) { table_->set(c, i, v); }
+    int64_t min_over_members(sst::column<int64_t> c) const { return table_->min_over_members(c); }
 
-    std::byte *row(int member) const { return table_->base() + member * row_bytes_; }
-    int64_t get(int member, int col) const { return load_word(row(member) + offset(col)); }
-    void set(int col, int64_t v) { store_word(row(me_) + offset(col), v); }
     std::byte *slot(int sender, int64_t index) const
     {
         return slots_->base() + (sender * params_.window + index % params_.window) * stride_;
     }
 
-    int64_t min_over_members(int col) const
-    {
-        int64_t m = INT64_MAX;
-        for (int i = 0; i < n_; ++i) {
-            m = std::min(m, get(i, col));
-        }
-        return m;
-    }
-
-    int64_t min_phase() const { return min_over_members(col_phase()); }
+    int64_t min_phase() const { return min_over_members(col_phase_); }
 
     ucs_status_t set_phase(int64_t phase)
     {
         ucs_status_t status = pusher_.fence();
-        set(col_phase(), phase);
-        return (status != UCS_OK) ? status :
-               table_->push_all(pusher_, me_ * row_bytes_ + offset(col_phase()), sizeof(int64_t),
-                                put_purpose::other);
+        set(col_phase_, phase);
+        return (status != UCS_OK) ? status : table_->push(pusher_, col_phase_, put_purpose::other);
     }
 
     /* Everything any sender sent is delivered at every member. */
@@ -283,12 +272,12 @@ private:
         }
         int64_t last = -1;
         for (int s = 0; s < s_; ++s) {
-            int64_t sent = get(sender_member_[s], col_sent());
+            int64_t sent = get(sender_member_[s], col_sent_);
             if (sent > 0) {
                 last = std::max(last, order::sequence_of(sent - 1, s, s_));
             }
         }
-        return min_over_members(col_delivered()) - 1 >= last;
+        return min_over_members(col_delivered_) - 1 >= last;
     }
 
     template<class Pred> ucs_status_t progress_until(Pred pred)
@@ -314,7 +303,7 @@ private:
             return true;
         }
         int64_t previous = order::sequence_of(sent_ - params_.window, my_sender_, s_);
-        return min_over_members(col_delivered()) - 1 >= previous;
+        return min_over_members(col_delivered_) - 1 >= previous;
     }
 
     ucs_status_t wait_for_slot(bool block)
@@ -343,11 +332,11 @@ private:
             status = pusher_.fence();
         }
         ++sent_;
-        set(col_sent(), sent_);
+        set(col_sent_, sent_);
         if (status == UCS_OK) {
-            status = table_->push_all(pusher_, me_ * row_bytes_ + offset(col_sent()),
-                                      sizeof(int64_t), (purpose == put_purpose::null_message) ?
-                                      put_purpose::null_message : put_purpose::counter);
+            status = table_->push(pusher_, col_sent_,
+                                  (purpose == put_purpose::null_message) ?
+                                  put_purpose::null_message : put_purpose::counter);
         }
         if (status == UCS_OK) {
             status = receive(my_sender_, sent_ - 1);
@@ -376,8 +365,8 @@ private:
             return UCS_ERR_IO_ERROR;
         }
         received_[sender] = index + 1;
-        set(col_received(sender), received_[sender]);
-        set(col_published(), order::contiguous_received(received_) + 1);
+        set(col_received_, received_[sender], sender);
+        set(col_published_, order::contiguous_received(received_) + 1);
 
         if (params_.mode == delivery_mode::raw && !(h->flags & smc::SLOT_FLAG_NULL)) {
             deliver_one(sender, index, order::sequence_of(index, sender, s_));
@@ -389,8 +378,7 @@ private:
     {
         delivery_report_due_ = false;
         last_report_s_       = now_s();
-        return table_->push_all(pusher_, me_ * row_bytes_ + offset(col_received(0)),
-                                (s_ + 2) * sizeof(int64_t), purpose);
+        return table_->push(pusher_, col_received_, col_delivered_, purpose);
     }
 
     void deliver_one(int sender, int64_t index, int64_t seq)
@@ -423,8 +411,8 @@ private:
 
     unsigned deliver_stable()
     {
-        const int64_t stable    = min_over_members(col_published()) - 1;
-        int64_t       delivered = get(me_, col_delivered()) - 1;
+        const int64_t stable    = min_over_members(col_published_) - 1;
+        int64_t       delivered = get(me_, col_delivered_) - 1;
         unsigned      count     = 0;
         while (delivered < stable) {
             ++delivered;
@@ -436,12 +424,12 @@ private:
         }
         if (count != 0) {
             /* invariant: we deliver only what we have ourselves received */
-            if (delivered > get(me_, col_published()) - 1) {
+            if (delivered > get(me_, col_published_) - 1) {
                 ucs_error("group: invariant broken: delivered %ld beyond published %ld",
-                          static_cast<long>(delivered), static_cast<long>(get(me_, col_published())));
+                          static_cast<long>(delivered), static_cast<long>(get(me_, col_published_)));
                 std::abort();
             }
-            set(col_delivered(), delivered + 1);
+            set(col_delivered_, delivered + 1);
             delivery_report_due_ = true;
         }
         return count;
@@ -462,55 +450,87 @@ private:
         return false;
     }
 
-    unsigned poll_once()
+    /* The protocol as predicate/trigger pairs, evaluated in this order on
+     * every pass of the engine: receive, fill our turn, deliver, report. */
+    void add_protocol_predicates()
     {
-        unsigned events = pusher_.reap();
-        ucs_status_t status = UCS_OK;
-        for (int s = 0; s < s_ && status == UCS_OK; ++s) {
-            if (s == my_sender_) {
-                continue;
-            }
-            const int64_t sent = get(sender_member_[s], col_sent());
-            while (received_[s] < sent && status == UCS_OK) {
-                status = receive(s, received_[s]);
-                ++events;
-            }
-        }
-        if (status == UCS_OK && blocking_order()) {
-            status = send_null();
-            ++events;
-        }
-        events += deliver_stable();
-        if (status == UCS_OK && delivery_report_due_) {
+        protocol_.add([this] { return status_ok() && new_messages(); },
+                      [this] { return receive_new(); });
+        protocol_.add([this] { return status_ok() && blocking_order(); }, [this] {
+            fail_on(send_null());
+            return 1u;
+        });
+        protocol_.add([this] { return stable_beyond_delivered(); },
+                      [this] { return deliver_stable(); });
+        protocol_.add([this] { return status_ok() && delivery_report_due_; }, [this] {
             if ((now_s() - last_report_s_) > kDeliveryReportIdleS) {
-                status = push_report(put_purpose::delivery_report);
-            } else {
-                ++events; /* keep the engine from sleeping past the deadline */
+                fail_on(push_report(put_purpose::delivery_report));
             }
-        }
+            return 1u; /* keep the engine from sleeping past the deadline */
+        });
+    }
+
+    bool status_ok() const { return !failed_; }
+
+    void fail_on(ucs_status_t status)
+    {
         if (status != UCS_OK && !failed_) {
             failed_ = true;
             ucs_error("group: protocol error %s; this member stops processing",
                       ucs_status_string(status));
         }
+    }
+
+    bool new_messages() const
+    {
+        for (int s = 0; s < s_; ++s) {
+            if (s != my_sender_ && received_[s] < get(sender_member_[s], col_sent_)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    unsigned receive_new()
+    {
+        unsigned events = 0;
+        for (int s = 0; s < s_ && !failed_; ++s) {
+            if (s == my_sender_) {
+                continue;
+            }
+            const int64_t sent = get(sender_member_[s], col_sent_);
+            while (received_[s] < sent && !failed_) {
+                fail_on(receive(s, received_[s]));
+                ++events;
+            }
+        }
         return events;
+    }
+
+    bool stable_beyond_delivered() const
+    {
+        return min_over_members(col_published_) > get(me_, col_delivered_);
     }
 
     static unsigned poll(void *arg)
     {
         auto *g = static_cast<group_impl*>(arg);
-        return g->failed_ ? 0 : g->poll_once();
+        return g->pusher_.reap() + g->protocol_.evaluate();
     }
 
     ucp_node                              &node_;
     group_params                          params_;
     view                                  view_;
     sst::pusher                           pusher_;
-    std::unique_ptr<sst::mirrored_region> table_;
+    sst::layout                           row_;
+    sst::column<int64_t>                  col_sent_, col_received_, col_published_,
+                                          col_delivered_, col_phase_;
+    std::unique_ptr<sst::table>           table_;
     std::unique_ptr<sst::mirrored_region> slots_;
+    sst::predicates                       protocol_;
     int                                   n_ = 0, s_ = 0, me_ = -1, my_sender_ = -1;
     std::vector<int>                      sender_member_;  /* sender index -> member */
-    size_t                                stride_ = 0, row_bytes_ = 0;
+    size_t                                stride_ = 0;
     std::vector<int64_t>                  received_;       /* mirror of our row */
     int64_t                               sent_             = 0;
     int64_t                               pending_size_     = -1;

@@ -1,0 +1,131 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The SST table (typed columns mirrored by puts) and predicate/trigger pairs.
+ */
+#include "common.h"
+
+#include "sst/table.hpp"
+
+#include <twochains/bootstrap.h>
+
+#include <thread>
+
+namespace {
+
+struct point {
+    int32_t x, y;
+};
+
+TEST(sst_layout, columns_are_aligned_and_rows_are_cache_lines)
+{
+    tc::sst::layout l;
+    auto a = l.add<int64_t>();
+    auto b = l.add<char>(3);
+    auto c = l.add<point>(2);
+    auto d = l.add<int64_t>(4);
+    EXPECT_EQ(0u, a.offset);
+    EXPECT_EQ(8u, b.offset);
+    EXPECT_EQ(16u, c.offset);   /* 8-byte alignment at least */
+    EXPECT_EQ(32u, d.offset);
+    EXPECT_EQ(64u, d.end());
+    EXPECT_EQ(64u, l.row_bytes());
+    l.add<char>();
+    EXPECT_EQ(128u, l.row_bytes());
+}
+
+/* Each member writes its own row and pushes; everyone sees every row. */
+TEST(sst_table, rows_are_mirrored_by_puts)
+{
+    setenv("UCX_TLS", "posix,self", 1);
+    static constexpr int n = 3;
+    tc_bootstrap_inproc_domain_h domain;
+    ASSERT_EQ(UCS_OK, tc_bootstrap_inproc_domain_create(n, 30.0, &domain));
+    std::vector<int> ok(n, 0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+        threads.emplace_back([&, r] {
+            tc_bootstrap_h b;
+            ASSERT_EQ(UCS_OK, tc_bootstrap_inproc_create(domain, r, &b));
+            tc::bootstrap_ptr boot(b);
+            tc::ucp_node node(boot.get());
+            ASSERT_EQ(UCS_OK, node.status());
+            tc::sst::pusher pusher(node);
+            tc::sst::layout l;
+            auto counter = l.add<int64_t>();
+            auto pos     = l.add<point>(2);
+            auto flags   = l.add<int64_t>(n);
+            std::unique_ptr<tc::sst::table> t;
+            ASSERT_EQ(UCS_OK, tc::sst::table::create(node, std::vector<int>{0, 1, 2}, l, t));
+            ASSERT_TRUE(t);
+            EXPECT_EQ(r, t->my_index());
+
+            t->set(counter, 0, int64_t(100 + r));
+            t->set(pos, 1, point{r, -r});
+            t->set(flags, r, int64_t(1));
+            /* counter and pos in one put, flags in another */
+            ASSERT_EQ(UCS_OK, t->push(pusher, counter, pos, tc::sst::put_purpose::other));
+            ASSERT_EQ(UCS_OK, t->push(pusher, flags, tc::sst::put_purpose::other));
+            EXPECT_EQ(uint64_t(2 * (n - 1)), pusher.counts()[tc::sst::put_purpose::other]);
+
+            struct ctx {
+                tc::sst::table *t;
+                tc::sst::column<int64_t> flags;
+            } c{t.get(), flags};
+            auto all_seen = [](void *arg) -> int {
+                auto *cc = static_cast<ctx*>(arg);
+                for (int m = 0; m < n; ++m) {
+                    if (cc->t->get(m, cc->flags, m) != 1) {
+                        return 0;
+                    }
+                }
+                return 1;
+            };
+            ASSERT_EQ(UCS_OK, tc_progress_until(node.engine(), all_seen, &c, 10.0));
+            for (int m = 0; m < n; ++m) {
+                EXPECT_EQ(100 + m, t->get(m, counter));
+                EXPECT_EQ(m, t->get(m, pos, 1).x);
+                EXPECT_EQ(-m, t->get(m, pos, 1).y);
+                EXPECT_EQ(0, t->get(m, pos, 0).x) << "unwritten cells stay zero";
+            }
+            EXPECT_EQ(100, t->min_over_members(counter));
+            ASSERT_EQ(UCS_OK, pusher.flush());
+            ASSERT_EQ(UCS_OK, node.barrier());
+            ok[r] = 1;
+        });
+    }
+    for (auto &th : threads) {
+        th.join();
+    }
+    tc_bootstrap_inproc_domain_destroy(domain);
+    EXPECT_EQ(std::vector<int>(n, 1), ok);
+    unsetenv("UCX_TLS");
+}
+
+TEST(sst_predicates, run_in_order_once_or_always_and_tolerate_changes)
+{
+    tc::sst::predicates p;
+    std::vector<std::string> log;
+    int value = 0;
+    p.add([&] { return value > 0; }, [&] { log.push_back("recurrent"); return 1u; });
+    p.add([&] { return value > 1; }, [&] { log.push_back("once"); return 1u; },
+          tc::sst::predicates::kind::one_time);
+    int self = -1;
+    self = p.add([] { return true; }, [&] {
+        log.push_back("adds-and-removes-itself");
+        p.add([] { return true; }, [&] { log.push_back("added"); return 1u; },
+              tc::sst::predicates::kind::one_time);
+        p.remove(self);
+        return 1u;
+    });
+
+    EXPECT_EQ(2u, p.evaluate());   /* self-remover + the one it added, in the same pass */
+    EXPECT_EQ((std::vector<std::string>{"adds-and-removes-itself", "added"}), log);
+    log.clear();
+    value = 2;
+    EXPECT_EQ(2u, p.evaluate());
+    EXPECT_EQ(1u, p.evaluate());   /* the one-time pair is gone */
+    EXPECT_EQ((std::vector<std::string>{"recurrent", "once", "recurrent"}), log);
+}
+
+} // namespace
