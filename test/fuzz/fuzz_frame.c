@@ -1,0 +1,141 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * libFuzzer target for the frame header validator (ucx_ext/ifunc/frame.c).
+ *
+ * The input is applied to one of three valid frames (Local, Injected,
+ * Cached) as a list of byte patches, or, when its first byte is odd, used
+ * as the raw frame -- so the fuzzer starts inside the valid space and also
+ * sees arbitrary bytes. Whenever the validator accepts a header, the target
+ * checks the validator's promise: every region lies inside the frame, and
+ * the symbol-table check, checksum and span hash (which the dispatcher runs
+ * next) read only inside a heap copy of exactly frame_size bytes, so
+ * AddressSanitizer catches any read beyond it.
+ */
+#include "ifunc/frame.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLOT_MAX 8192u
+
+static void require(int cond)
+{
+    if (!cond) {
+        abort();
+    }
+}
+
+static void base_frame(uint8_t *frame, unsigned kind, uint32_t *size_p)
+{
+    tc_frame_hdr_t *h = (tc_frame_hdr_t*)frame;
+    static const char names[] = "memcpy\0tcbench_array\0";
+
+    memset(frame, 0, SLOT_MAX);
+    h->version    = TC_FRAME_VERSION;
+    h->hdr_lines  = TC_FRAME_HDR_SIZE / TC_FRAME_ALIGN;
+    h->seq        = 7;
+    h->signal     = TC_FRAME_SIGNAL(7);
+    h->pkg_id     = tc_frame_pkg_id("tcbench");
+    h->element_id = 3;
+    h->sender     = 1;
+    h->type       = TC_FRAME_LOCAL + kind % 3;
+    switch (h->type) {
+    case TC_FRAME_LOCAL:
+        h->payload_offset = 128;
+        h->payload_size   = 40;
+        h->frame_size     = 256;
+        break;
+    case TC_FRAME_INJECTED:
+        h->code_offset    = 128;
+        h->code_size      = 96;
+        h->got_offset     = 128;
+        h->got_size       = 8;
+        h->entry_offset   = 144;
+        h->symtab_offset  = 256;
+        h->symtab_size    = sizeof(names);
+        h->num_symbols    = 2;
+        h->flags          = TC_FRAME_F_SYMBOLS | TC_FRAME_F_CACHE;
+        memcpy(frame + 256, names, sizeof(names));
+        h->payload_offset = 320;
+        h->payload_size   = 24;
+        h->frame_size     = 384;
+        h->code_hash      = tc_frame_span_hash(frame + 128, 96, 0);
+        break;
+    default:
+        h->code_hash      = 0x398e69ea1089d52eull;
+        h->payload_offset = 192;
+        h->payload_size   = 16;
+        h->frame_size     = 256;
+        break;
+    }
+    frame[h->frame_size - 1] = TC_FRAME_TRAILER(7);
+    *size_p = h->frame_size;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static uint8_t frame[SLOT_MAX] __attribute__((aligned(64)));
+    uint32_t slot, base_size;
+    tc_frame_info_t info;
+    tc_frame_hdr_t h;
+    uint64_t expect;
+    uint8_t *copy;
+    size_t i;
+
+    if (size < 4) {
+        return 0;
+    }
+    slot   = (uint32_t)TC_FRAME_ALIGN * (1 + data[1] % (SLOT_MAX / TC_FRAME_ALIGN));
+    expect = (data[2] & 1) ? TC_FRAME_SEQ_ANY : 7;
+    if (data[0] & 1) {
+        memset(frame, 0, sizeof(frame));
+        memcpy(frame, data + 4, (size - 4 < sizeof(frame)) ? size - 4 : sizeof(frame));
+    } else {
+        base_frame(frame, data[3], &base_size);
+        /* patches: (offset lo, offset hi, xor value) */
+        for (i = 4; i + 3 <= size; i += 3) {
+            frame[(data[i] | ((unsigned)data[i + 1] << 8)) % 512] ^= data[i + 2];
+        }
+    }
+
+    memcpy(&h, frame, sizeof(h));
+    if (tc_frame_check_header(&h, slot, expect, &info) != TC_IFUNC_REJECT_NONE) {
+        return 0;
+    }
+
+    /* the validator's promise */
+    require(h.frame_size == info.frame_size);
+    require((h.frame_size <= slot) && (h.frame_size >= TC_FRAME_MIN_SIZE));
+    require((h.frame_size % TC_FRAME_ALIGN) == 0);
+    require((uint64_t)h.payload_offset + h.payload_size <= h.frame_size - 1);
+    require((uint64_t)h.code_offset + h.code_size <= h.frame_size - 1);
+    require((uint64_t)h.symtab_offset + h.symtab_size <= h.frame_size - 1);
+    require((h.payload_size == 0) || (h.payload_offset >= TC_FRAME_HDR_SIZE));
+    if (h.type == TC_FRAME_INJECTED) {
+        require((h.got_offset >= h.code_offset) &&
+                (h.got_offset + 8ull <= (uint64_t)h.code_offset + h.code_size));
+        require((h.entry_offset >= h.code_offset) &&
+                (h.entry_offset < (uint64_t)h.code_offset + h.code_size));
+    } else {
+        require(h.code_size == 0);
+    }
+
+    /* what the dispatcher reads next, from exactly frame_size bytes */
+    copy = malloc(h.frame_size);
+    require(copy != NULL);
+    memcpy(copy, frame, h.frame_size);
+    if (h.flags & TC_FRAME_F_SYMBOLS) {
+        (void)tc_frame_check_symtab(&h, copy);
+    }
+    if (h.type == TC_FRAME_INJECTED) {
+        (void)tc_frame_span_hash(copy + h.code_offset, h.code_size,
+                                 h.got_offset - h.code_offset);
+    }
+    (void)tc_frame_checksum(&h, copy);
+    free(copy);
+    return 0;
+}
