@@ -292,6 +292,8 @@ struct tc_ifunc_msg {
     uint8_t                  *frame;
     size_t                   capacity;        /* bytes mapped */
     tc_ifunc_frame_desc_t    desc;
+    uint32_t                 alt_offset;      /* Cached: hash-only header */
+    tc_ifunc_frame_desc_t    alt_desc;        /* its layout */
     uint32_t                 payload_capacity;
     uint32_t                 payload_size;
     void                     *reqs[TC_IFUNC_MSG_MAX_REQS];

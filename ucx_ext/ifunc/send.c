@@ -155,6 +155,31 @@ static ucs_status_t tc_ifunc_msg_fill(tc_ifunc_msg_h msg, void *source_args,
     return UCS_OK;
 }
 
+/*
+ * Cached messages carry a second header right in front of the payload:
+ *   [header][code][symbols][hash-only header][payload][trailer]
+ * The first frame to a peer is the whole buffer (the second header is just
+ * bytes the receiver skips); later frames start at the second header, so
+ * both are one contiguous put of the same payload, without a copy.
+ */
+static void tc_ifunc_msg_alt_layout(tc_ifunc_msg_h msg)
+{
+    if (msg->mode != TC_IFUNC_MODE_CACHED) {
+        return;
+    }
+    msg->alt_offset               = msg->desc.payload_offset;
+    msg->desc.payload_offset     += TC_FRAME_HDR_SIZE;
+    msg->alt_desc                 = msg->desc;
+    msg->alt_desc.payload_offset  = TC_FRAME_HDR_SIZE;
+    msg->alt_desc.code_offset     = 0;
+    msg->alt_desc.code_size       = 0;
+    msg->alt_desc.got_offset      = 0;
+    msg->alt_desc.entry_offset    = 0;
+    msg->alt_desc.symtab_offset   = 0;
+    msg->alt_desc.symtab_size     = 0;
+    msg->alt_desc.num_symbols     = 0;
+}
+
 ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
                                  uint32_t element_id, tc_ifunc_mode_t mode,
                                  void *source_args, size_t source_args_size,
@@ -189,6 +214,7 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     msg->elem = elem;
     msg->mode = mode;
     tc_ifunc_frame_prepare(NULL, pkg, elem, mode != TC_IFUNC_MODE_LOCAL, &msg->desc);
+    tc_ifunc_msg_alt_layout(msg);
 
     for (r = 0; r < mbox->size; ++r) {
         if (mbox->peers[r].slot_size < min_slot) {
@@ -224,6 +250,7 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     memset(msg->frame, 0, msg->capacity);
     tc_ifunc_frame_prepare(msg->frame, pkg, elem, mode != TC_IFUNC_MODE_LOCAL,
                            &msg->desc);
+    tc_ifunc_msg_alt_layout(msg);
 
     msg->code_sent = calloc(mbox->size, 1);
     if (msg->code_sent == NULL) {
@@ -281,7 +308,8 @@ ucs_status_t tc_ifunc_msg_set_payload_size(tc_ifunc_msg_h msg, size_t size)
 
 size_t tc_ifunc_msg_frame_size(tc_ifunc_msg_h msg)
 {
-    return tc_ifunc_frame_size(&msg->desc, msg->payload_size);
+    return tc_ifunc_frame_size((msg->mode == TC_IFUNC_MODE_CACHED) ? &msg->alt_desc :
+                               &msg->desc, msg->payload_size);
 }
 
 void tc_ifunc_msg_free(tc_ifunc_msg_h msg)
@@ -296,16 +324,17 @@ void tc_ifunc_msg_free(tc_ifunc_msg_h msg)
     free(msg);
 }
 
+/* Put [offset, offset + length) of the frame at @a frame into the slot */
 static UCS_F_ALWAYS_INLINE ucs_status_t
-tc_ifunc_put(tc_ifunc_msg_h msg, tc_ifunc_peer_t *peer, uint32_t offset,
-             uint32_t length, uint64_t remote)
+tc_ifunc_put(tc_ifunc_msg_h msg, tc_ifunc_peer_t *peer, const uint8_t *frame,
+             uint32_t offset, uint32_t length, uint64_t remote)
 {
     ucp_request_param_t param;
     ucs_status_ptr_t req;
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH;
     param.memh         = msg->memh;
-    req = ucp_put_nbx(peer->ep, msg->frame + offset, length, remote + offset,
+    req = ucp_put_nbx(peer->ep, frame + offset, length, remote + offset,
                       peer->rkey, &param);
     ++msg->mbox->stats.puts;
     if (ucs_likely(req == NULL)) {
@@ -336,13 +365,14 @@ static void tc_ifunc_send_unstall(tc_ifunc_mailbox_h mbox, tc_ifunc_peer_t *peer
 
 ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg)
 {
-    tc_ifunc_peer_t *peer = &mbox->peers[dest];
-    uint32_t flags        = 0;
+    tc_ifunc_peer_t *peer             = &mbox->peers[dest];
+    uint8_t *frame                    = msg->frame;
+    const tc_ifunc_frame_desc_t *desc = &msg->desc;
+    uint32_t flags                    = 0;
     tc_frame_type_t type;
     ucs_status_t status;
     uint64_t credits, remote;
     uint32_t size;
-    int hash_only = 0;
 
     if (ucs_unlikely((dest < 0) || (dest >= mbox->size) || (msg->mbox != mbox))) {
         return UCS_ERR_INVALID_PARAM;
@@ -372,8 +402,11 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
         break;
     default:
         if (msg->code_sent[dest]) {
-            type      = TC_FRAME_CACHED;
-            hash_only = 1;
+            /* the hash-only frame starts at the second header, right in
+             * front of the shared payload: one contiguous range again */
+            type  = TC_FRAME_CACHED;
+            frame = msg->frame + msg->alt_offset;
+            desc  = &msg->alt_desc;
         } else {
             type  = TC_FRAME_INJECTED;
             flags = TC_FRAME_F_CACHE;
@@ -384,8 +417,8 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
         flags |= TC_FRAME_F_CHECKSUM;
     }
 
-    size = tc_ifunc_frame_stamp(msg->frame, &msg->desc, type, flags,
-                                (uint32_t)peer->sent, mbox->rank, msg->payload_size);
+    size = tc_ifunc_frame_stamp(frame, desc, type, flags, (uint32_t)peer->sent,
+                                mbox->rank, msg->payload_size);
     if (ucs_unlikely(size > peer->slot_size)) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }
@@ -393,32 +426,16 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
 
     if (mbox->signal == TC_IFUNC_SIGNAL_FENCE) {
         /* data, fence, signal: the signal word lands after everything */
-        if (hash_only) {
-            status = tc_ifunc_put(msg, peer, 8, TC_FRAME_HDR_SIZE - 8, remote);
-            if (status == UCS_OK) {
-                status = tc_ifunc_put(msg, peer, msg->desc.payload_offset,
-                                      size - msg->desc.payload_offset, remote);
-            }
-        } else {
-            status = tc_ifunc_put(msg, peer, 8, size - 8, remote);
-        }
+        status = tc_ifunc_put(msg, peer, frame, 8, size - 8, remote);
         if (status == UCS_OK) {
             status = ucp_worker_fence(mbox->worker);
         }
         if (status == UCS_OK) {
-            status = tc_ifunc_put(msg, peer, 0, 8, remote);
+            status = tc_ifunc_put(msg, peer, frame, 0, 8, remote);
         }
     } else {
         /* one put; the receiver waits for the trailer byte */
-        if (hash_only) {
-            status = tc_ifunc_put(msg, peer, 0, TC_FRAME_HDR_SIZE, remote);
-            if (status == UCS_OK) {
-                status = tc_ifunc_put(msg, peer, msg->desc.payload_offset,
-                                      size - msg->desc.payload_offset, remote);
-            }
-        } else {
-            status = tc_ifunc_put(msg, peer, 0, size, remote);
-        }
+        status = tc_ifunc_put(msg, peer, frame, 0, size, remote);
     }
     if (ucs_unlikely(status != UCS_OK)) {
         ucs_error("ifunc rank %d: put to rank %d failed: %s", mbox->rank, dest,
@@ -428,8 +445,7 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
 
     ++peer->sent;
     ++mbox->stats.sent[type - TC_FRAME_LOCAL];
-    mbox->stats.bytes_sent += hash_only ?
-                              TC_FRAME_HDR_SIZE + size - msg->desc.payload_offset : size;
+    mbox->stats.bytes_sent += size;
     if (flags & TC_FRAME_F_CACHE) {
         msg->code_sent[dest] = 1;
     }

@@ -305,7 +305,8 @@ void *tc_ifunc_msg_payload(tc_ifunc_msg_h msg, size_t *size_p, size_t *capacity_
 /** Set the payload size after writing tc_ifunc_msg_payload() directly. */
 ucs_status_t tc_ifunc_msg_set_payload_size(tc_ifunc_msg_h msg, size_t size);
 
-/** Frame size the next send of @a msg to a peer puts, in bytes. */
+/** Bytes one send of @a msg puts (Cached: a hash-only frame, after the
+ *  first frame to a peer, which carries the code). */
 size_t tc_ifunc_msg_frame_size(tc_ifunc_msg_h msg);
 
 /** Wait (progressing the engine) until the last send of @a msg completed
