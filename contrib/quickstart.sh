@@ -28,3 +28,21 @@ for tls in posix,self tcp,self; do
     UCX_TLS=$tls "$bin/twochains-run" -n 3 --timeout 120 -- \
         "$bin/twochains-ring" -s 64 -n 2000 -w 200
 done
+
+# 2. Two-Chains: a C function shipped in a one-sided put and run on arrival.
+echo
+echo "== Two-Chains: indirect_put and server_side_sum, Local / Injected / Cached, 2 processes =="
+demo_dir="$TC_BUILD/contrib-examples"
+mkdir -p "$demo_dir"
+# built as a user would build it against an install (here: the build tree)
+cc -O2 "$TC_TOP/contrib/examples/ifunc_demo.c" -o "$demo_dir/ifunc_demo" \
+    -I"$TC_TOP/ucx_ext/api" -I"$TC_BUILD/ucx_ext/api" \
+    -L"$TC_BUILD/ucx_ext/.libs" -Wl,-rpath,"$TC_BUILD/ucx_ext/.libs" -ltwochains \
+    $(pkg-config --cflags --libs ucx)
+# The per-mode latency is a ping-pong of server_side_sum frames (one way =
+# round trip / 2, jam run included). Two processes on two cores: poll with
+# pause instead of sleeping, or the sleep backoff would be what we measure.
+for tls in posix,self tcp,self; do
+    UCX_TLS=$tls UCX_TC_WAIT_POLICY=pause "$bin/twochains-run" -n 2 --timeout 120 -- \
+        "$demo_dir/ifunc_demo" -P "$TC_BUILD/test/twochains-pkgs" -n 2000
+done
