@@ -25,6 +25,8 @@ const char *tc_wait_policy_names[] = {
     [TC_WAIT_LAST]  = NULL
 };
 
+static const char *tc_smc_mode_names[] = {"urgent", "batched", NULL};
+
 static ucs_config_field_t tc_config_table[] = {
     {"WAIT_POLICY", "pause",
      "How an idle progress loop waits for the next remote store:\n"
@@ -75,6 +77,21 @@ static ucs_config_field_t tc_config_table[] = {
      "Longest any bootstrap step (connect, allgather, barrier) may take\n"
      "before it fails with a timeout.",
      ucs_offsetof(tc_config_t, boot_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"SMC_MODE", "urgent",
+     "Small-message multicast mode of new groups: urgent (push every message\n"
+     "and every receive report at once) or batched (push committed slots and\n"
+     "receive reports in batches).",
+     ucs_offsetof(tc_config_t, smc_mode), UCS_CONFIG_TYPE_ENUM(tc_smc_mode_names)},
+
+    {"SMC_BATCH", "64",
+     "Batched mode: push once this many committed messages are pending.",
+     ucs_offsetof(tc_config_t, smc_batch), UCS_CONFIG_TYPE_UINT},
+
+    {"SMC_FLUSH_US", "50us",
+     "Batched mode: push a partial batch once its oldest message waited this\n"
+     "long (0: on every pass of the progress engine).",
+     ucs_offsetof(tc_config_t, smc_flush), UCS_CONFIG_TYPE_TIME},
 
     {NULL}
 };

@@ -1,7 +1,8 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * SMC in urgent mode with round-robin total order and stable delivery.
+ * SMC, in urgent and batched modes, with round-robin total order and stable
+ * delivery.
  *
  * Row of the group's SST (int64 words, one row per member, each member
  * writes only its own and pushes byte ranges of it):
@@ -24,6 +25,19 @@
  * member, the sender included, pushes one receive report per received
  * message to each peer (N(N-1)): N^2+N-2 puts.
  *
+ * Batched mode: a sender reserves and fills slots (its index counters:
+ * reserved >= committed >= pushed) and pushes the committed run [pushed,
+ * committed) as one put per peer of the contiguous slots (two on wrap-around;
+ * null runs ship only their header slot), a fence, and one counter put. It
+ * pushes when B are pending, when the oldest waited T, when the engine finds
+ * no commit since its previous pass (idle), or on flush()/an urgent message.
+ * A receiver consumes everything new from every sender, then pushes one
+ * report. A run of c nulls is one slot whose header says c.
+ *
+ * Threads (threaded_senders): application threads reserve under mutex_,
+ * fill, and mark the slot committed; only the engine's thread issues puts,
+ * and never with mutex_ held.
+ *
  * Invariants (asserted): delivered <= published; a slot is rewritten only
  * when every member has delivered the message it held.
  */
@@ -34,13 +48,17 @@
 #include "sst/region.hpp"
 #include "sst/table.hpp"
 
+#include <twochains/config.h>
 #include <ucs/debug/log_def.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <atomic>
 #include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace tc {
 
@@ -107,7 +125,8 @@ const char *digest_difference(const std::vector<std::byte> &a, const std::vector
 
 class group_impl {
 public:
-    group_impl(ucp_node &node, const group_params &params, std::vector<int> senders)
+    group_impl(ucp_node &node, const group_params &params, std::vector<int> senders,
+               const tc_config_t &config)
         : node_(node), params_(params), pusher_(node)
     {
         view_.epoch   = 1;
@@ -115,7 +134,14 @@ public:
         view_.senders = std::move(senders);
         n_            = static_cast<int>(view_.members.size());
         s_            = static_cast<int>(view_.senders.size());
+        w_            = params.window;
         stride_       = smc::slot_stride(params.max_payload);
+        batched_      = params.smc.value_or(config.smc_mode ? smc_mode::batched :
+                                                               smc_mode::urgent) ==
+                        smc_mode::batched;
+        batch_        = std::max(1u, std::min(params.batch.value_or(config.smc_batch), w_));
+        flush_s_      = params.flush_us ? *params.flush_us * 1e-6 : config.smc_flush;
+        threaded_     = params.threaded_senders;
         /* received, published and delivered are adjacent: one report put */
         col_sent_      = row_.add<int64_t>();
         col_received_  = row_.add<int64_t>(s_);
@@ -131,6 +157,11 @@ public:
             }
         }
         received_.assign(s_, 0);
+        null_slot_.assign(static_cast<size_t>(s_) * w_, 0);
+        committed_flag_ = std::make_unique<std::atomic<int64_t>[]>(w_);
+        for (unsigned i = 0; i < w_; ++i) {
+            committed_flag_[i].store(0, std::memory_order_relaxed);
+        }
     }
 
     ucs_status_t init()
@@ -139,8 +170,7 @@ public:
         if (status != UCS_OK) {
             return status;
         }
-        status = sst::mirrored_region::create(node_, view_.members,
-                                              stride_ * params_.window * s_, slots_);
+        status = sst::mirrored_region::create(node_, view_.members, stride_ * w_ * s_, slots_);
         if (status != UCS_OK) {
             return status;
         }
@@ -153,9 +183,10 @@ public:
         if (params_.on_view) {
             params_.on_view(view_);
         }
-        ucs_debug("group: %d members, %d senders, window %u, slot %zu bytes, mode %s", n_, s_,
-                  params_.window, stride_,
-                  params_.mode == delivery_mode::ordered ? "ordered" : "raw");
+        ucs_debug("group: %d members, %d senders, window %u, slot %zu bytes, %s, smc %s "
+                  "(batch %u, flush %.0f us)", n_, s_, w_, stride_,
+                  params_.mode == delivery_mode::ordered ? "ordered" : "raw",
+                  batched_ ? "batched" : "urgent", batch_, flush_s_ * 1e6);
         return UCS_OK;
     }
 
@@ -168,9 +199,9 @@ public:
 
     /* --- sending ------------------------------------------------------- */
 
-    ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
+    ucs_status_t check_send(size_t size) const
     {
-        if (closed_) {
+        if (closed_.load(std::memory_order_acquire)) {
             ucs_error("group: send after close");
             return UCS_ERR_NOT_CONNECTED;
         }
@@ -183,57 +214,158 @@ public:
                       params_.max_payload);
             return UCS_ERR_EXCEEDS_LIMIT;
         }
-        if (pending_size_ >= 0) {
-            ucs_error("group: get_buffer called twice without commit");
-            return UCS_ERR_INVALID_PARAM;
-        }
-        ucs_status_t status = wait_for_slot(block);
+        return UCS_OK;
+    }
+
+    /* Reserve the next index (and its slot) for a message of @a size. */
+    ucs_status_t reserve(size_t size, bool block, int64_t &index)
+    {
+        ucs_status_t status = check_send(size);
         if (status != UCS_OK) {
             return status;
         }
-        buffer        = {slot(my_sender_, sent_) + sizeof(smc::slot_header), size};
-        pending_size_ = static_cast<int64_t>(size);
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (!slot_free(reserved_)) {
+            {
+                std::lock_guard<std::mutex> stats_lock(stats_mutex_);
+                ++stats_.window_stalls;
+            }
+            if (!block) {
+                return UCS_ERR_NO_RESOURCE;
+            }
+            lock.unlock();
+            status = wait_for_slot();
+            if (status != UCS_OK) {
+                return status;
+            }
+            lock.lock();
+        }
+        index = reserved_++;
+        return UCS_OK;
+    }
+
+    ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+                      bool block, bool urgent)
+    {
+        if (!threaded_ && pending_index_ >= 0) {
+            ucs_error("group: send while a get_buffer() slot is held");
+            return UCS_ERR_INVALID_PARAM;
+        }
+        int64_t index;
+        ucs_status_t status = reserve(size, block, index);
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (fill) {
+            fill({slot(my_sender_, index) + sizeof(smc::slot_header), size});
+        }
+        return commit_index(index, size, 0, urgent);
+    }
+
+    ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
+    {
+        if (threaded_) {
+            ucs_error("group: get_buffer/commit are not for threaded senders; use send()");
+            return UCS_ERR_UNSUPPORTED;
+        }
+        if (pending_index_ >= 0) {
+            ucs_error("group: get_buffer called twice without commit");
+            return UCS_ERR_INVALID_PARAM;
+        }
+        int64_t index;
+        ucs_status_t status = reserve(size, block, index);
+        if (status != UCS_OK) {
+            return status;
+        }
+        buffer         = {slot(my_sender_, index) + sizeof(smc::slot_header), size};
+        pending_index_ = index;
+        pending_size_  = size;
         return UCS_OK;
     }
 
     ucs_status_t commit()
     {
-        if (pending_size_ < 0) {
+        if (pending_index_ < 0) {
             ucs_error("group: commit without get_buffer");
             return UCS_ERR_INVALID_PARAM;
         }
-        size_t size   = static_cast<size_t>(pending_size_);
-        pending_size_ = -1;
-        ++stats_.sent;
-        return publish(size, 0, put_purpose::data);
+        int64_t index  = pending_index_;
+        pending_index_ = -1;
+        return commit_index(index, pending_size_, 0, false);
     }
 
-    ucs_status_t flush() { return closed_ ? UCS_ERR_NOT_CONNECTED : UCS_OK; }
+    ucs_status_t flush(bool stable)
+    {
+        if (closed_.load(std::memory_order_acquire)) {
+            return UCS_ERR_NOT_CONNECTED;
+        }
+        int64_t target;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            target = reserved_;
+        }
+        ucs_status_t status;
+        if (threaded_) {
+            flush_requested_.store(true, std::memory_order_release);
+            status = wait_until([this, target] { return pushed() >= target; });
+        } else {
+            status = on_driver_thread_push(flush_cause::explicit_call);
+            if (status == UCS_OK) {
+                status = pusher_.flush();
+            }
+        }
+        if (status == UCS_OK && stable && my_sender_ >= 0 && target > 0) {
+            const int64_t last = order::sequence_of(target - 1, my_sender_, s_);
+            status = wait_until([this, last] {
+                return min_over_members(col_delivered_) - 1 >= last;
+            });
+        }
+        return status;
+    }
 
     ucs_status_t close()
     {
-        if (closed_) {
+        if (closed_.exchange(true)) {
             return UCS_OK;
         }
-        closed_ = true;
-        ucs_status_t status = set_phase(1);
+        if (pending_index_ >= 0) {
+            /* a get_buffer() slot never committed: it is the last reserved
+             * (nothing can be reserved while one is held), so give it back */
+            ucs_warn("group: closed with an uncommitted get_buffer() slot; it is dropped");
+            std::lock_guard<std::mutex> lock(mutex_);
+            reserved_      = pending_index_;
+            pending_index_ = -1;
+        }
+        ucs_status_t status = UCS_OK;
+        if (!threaded_) {
+            status = on_driver_thread_push(flush_cause::explicit_call);
+        } else {
+            flush_requested_.store(true, std::memory_order_release);
+        }
         if (status == UCS_OK) {
-            status = progress_until([](group_impl *g) { return g->drained(); });
+            status = set_phase(1);
+        }
+        if (status == UCS_OK) {
+            status = wait_until([this] { return drained(); });
         }
         if (status == UCS_OK) {
             status = set_phase(2);
         }
         if (status == UCS_OK) {
-            status = progress_until([](group_impl *g) { return g->min_phase() >= 2; });
+            status = wait_until([this] { return min_phase() >= 2; });
         }
-        ucs_status_t flushed = pusher_.flush();
-        tc_progress_poller_remove(node_.engine(), poller_id_);
-        poller_id_ = -1;
-        return (status != UCS_OK) ? status : flushed;
+        if (!threaded_) {
+            ucs_status_t flushed = pusher_.flush();
+            status               = (status != UCS_OK) ? status : flushed;
+            tc_progress_poller_remove(node_.engine(), poller_id_);
+            poller_id_ = -1;
+        }
+        return status;
     }
 
     group_stats stats() const
     {
+        std::lock_guard<std::mutex> lock(stats_mutex_);
         group_stats s = stats_;
         s.puts        = pusher_.counts();
         return s;
@@ -243,21 +375,37 @@ public:
     bool is_sender() const { return my_sender_ >= 0; }
 
 private:
+    enum class flush_cause { full, deadline, idle, explicit_call };
+
     int64_t get(int member, sst::column<int64_t> c, size_t i = 0) const
     {
         return table_->get(member, c, i);
     }
     void set(sst::column<int64_t> c, int64_t v, size_t i = 0) { table_->set(c, i, v); }
     int64_t min_over_members(sst::column<int64_t> c) const { return table_->min_over_members(c); }
-
     std::byte *slot(int sender, int64_t index) const
     {
-        return slots_->base() + (sender * params_.window + index % params_.window) * stride_;
+        return slots_->base() + (sender * w_ + index % w_) * stride_;
     }
+    smc::slot_header *header(int sender, int64_t index) const
+    {
+        return reinterpret_cast<smc::slot_header*>(slot(sender, index));
+    }
+    int64_t pushed() const { return pushed_.load(std::memory_order_acquire); }
 
     int64_t min_phase() const { return min_over_members(col_phase_); }
 
+    /* The engine's thread; in threaded mode only it issues puts. */
     ucs_status_t set_phase(int64_t phase)
+    {
+        if (threaded_) {
+            phase_request_.store(phase, std::memory_order_release);
+            return wait_until([this, phase] { return get(me_, col_phase_) >= phase; });
+        }
+        return push_phase(phase);
+    }
+
+    ucs_status_t push_phase(int64_t phase)
     {
         ucs_status_t status = pusher_.fence();
         set(col_phase_, phase);
@@ -277,105 +425,290 @@ private:
                 last = std::max(last, order::sequence_of(sent - 1, s, s_));
             }
         }
+        if (my_sender_ >= 0 && pushed() < reserved_snapshot()) {
+            return false; /* our own tail has not gone out yet */
+        }
         return min_over_members(col_delivered_) - 1 >= last;
     }
 
-    template<class Pred> ucs_status_t progress_until(Pred pred)
+    int64_t reserved_snapshot() const
     {
-        struct ctx {
-            group_impl *g;
-            Pred       *p;
-        } c{this, &pred};
-        auto done = [](void *arg) -> int {
-            auto *cc = static_cast<ctx*>(arg);
-            return (*cc->p)(cc->g);
-        };
-        ucs_status_t status = tc_progress_until(node_.engine(), done, &c, kSendTimeoutS);
+        std::lock_guard<std::mutex> lock(mutex_);
+        return reserved_;
+    }
+
+    /* Wait for @a pred: by driving the engine, or (threaded) by yielding to
+     * the engine's own thread. */
+    template<class Pred> ucs_status_t wait_until(Pred pred)
+    {
+        if (threaded_) {
+            const double deadline = now_s() + kSendTimeoutS;
+            while (!pred()) {
+                if (now_s() > deadline) {
+                    ucs_error("group: peers did not respond within %.0f s", kSendTimeoutS);
+                    return UCS_ERR_TIMED_OUT;
+                }
+                std::this_thread::yield();
+            }
+            return UCS_OK;
+        }
+        auto done = [](void *arg) -> int { return (*static_cast<Pred*>(arg))(); };
+        ucs_status_t status = tc_progress_until(node_.engine(), done, &pred, kSendTimeoutS);
         if (status != UCS_OK) {
             ucs_error("group: peers did not respond within %.0f s", kSendTimeoutS);
         }
         return status;
     }
 
-    bool slot_free() const
+    bool slot_free(int64_t index) const
     {
-        if (sent_ < params_.window) {
+        if (index < w_) {
             return true;
         }
-        int64_t previous = order::sequence_of(sent_ - params_.window, my_sender_, s_);
+        int64_t previous = order::sequence_of(index - w_, my_sender_, s_);
         return min_over_members(col_delivered_) - 1 >= previous;
     }
 
-    ucs_status_t wait_for_slot(bool block)
+    ucs_status_t wait_for_slot()
     {
-        if (slot_free()) {
-            return UCS_OK;
+        /* our own unpushed messages hold the window: push them first */
+        if (!threaded_) {
+            ucs_status_t status = on_driver_thread_push(flush_cause::full);
+            if (status != UCS_OK) {
+                return status;
+            }
+        } else {
+            flush_requested_.store(true, std::memory_order_release);
         }
-        ++stats_.window_stalls;
-        if (!block) {
-            return UCS_ERR_NO_RESOURCE;
-        }
-        return progress_until([](group_impl *g) { return g->slot_free(); });
+        return wait_until([this] {
+            std::lock_guard<std::mutex> lock(mutex_);
+            return slot_free(reserved_);
+        });
     }
 
-    /* The slot of message sent_ is written: ship it, then count it received. */
-    ucs_status_t publish(size_t size, uint32_t flags, put_purpose purpose)
+    /* Mark @a index committed; push now if the mode says so. */
+    ucs_status_t commit_index(int64_t index, size_t size, uint32_t flags, bool urgent)
     {
-        std::byte *s = slot(my_sender_, sent_);
-        smc::slot_header h{static_cast<uint32_t>(size), flags, sent_};
-        std::memcpy(s, &h, sizeof(h));
+        smc::slot_header h{static_cast<uint32_t>(size), flags, index};
+        std::memcpy(slot(my_sender_, index), &h, sizeof(h));
+        committed_flag_[index % w_].store(index + 1, std::memory_order_release);
+        {
+            std::lock_guard<std::mutex> lock(stats_mutex_);
+            if (flags & smc::SLOT_FLAG_NULL) {
+                stats_.nulls_sent += size;
+            } else {
+                ++stats_.sent;
+            }
+        }
+        commits_since_poll_.fetch_add(1, std::memory_order_relaxed);
+        if (threaded_) {
+            if (urgent) {
+                flush_requested_.store(true, std::memory_order_release);
+            }
+            return UCS_OK;
+        }
+        if (!batched_ || urgent) {
+            return on_driver_thread_push(flush_cause::explicit_call);
+        }
+        advance_committed();
+        if (committed_ - pushed() >= batch_) {
+            return push_batch(flush_cause::full);
+        }
+        return UCS_OK;
+    }
 
-        const size_t slot_offset = s - slots_->base();
-        ucs_status_t status = slots_->push_all(pusher_, slot_offset, sizeof(h) + size, purpose,
-                                               /*snapshot=*/false);
+    /* committed_ moves over contiguous committed slots (engine's thread). */
+    void advance_committed()
+    {
+        while (committed_flag_[committed_ % w_].load(std::memory_order_acquire) ==
+               committed_ + 1) {
+            ++committed_;
+        }
+    }
+
+    ucs_status_t on_driver_thread_push(flush_cause cause)
+    {
+        advance_committed();
+        return (committed_ > pushed()) ? push_batch(cause) : UCS_OK;
+    }
+
+    /*
+     * Ship [pushed, committed): per peer the contiguous slot segments (a null
+     * run contributes its header slot only; wrap-around splits), a fence,
+     * then the counter. Then our own copy counts as received.
+     */
+    ucs_status_t push_batch(flush_cause cause)
+    {
+        const int64_t first = pushed(), last = committed_;
+        ucs_status_t status = UCS_OK;
+
+        for (int64_t seg = first; seg < last && status == UCS_OK;) {
+            int64_t end = seg;
+            bool nulls  = false;
+            /* extend while contiguous in the ring and not inside a null run */
+            while (end < last) {
+                const auto *h = header(my_sender_, end);
+                if (end > seg && end % w_ == 0) {
+                    break; /* wrap-around */
+                }
+                if (h->flags & smc::SLOT_FLAG_NULL) {
+                    if (end > seg) {
+                        break; /* a null run starts its own segment */
+                    }
+                    nulls = true;
+                    end  += h->size; /* skip the run's body */
+                    break;
+                }
+                ++end;
+            }
+            const size_t nslots = nulls ? 1 : static_cast<size_t>(end - seg);
+            const size_t bytes  = nulls ? sizeof(smc::slot_header) :
+                                  (nslots - 1) * stride_ + sizeof(smc::slot_header) +
+                                  header(my_sender_, end - 1)->size;
+            status = slots_->push_all(pusher_, slot(my_sender_, seg) - slots_->base(), bytes,
+                                      nulls ? put_purpose::null_message : put_purpose::data,
+                                      /*snapshot=*/false);
+            seg = end;
+        }
         if (status == UCS_OK) {
             status = pusher_.fence();
         }
-        ++sent_;
-        set(col_sent_, sent_);
+        pushed_.store(last, std::memory_order_release);
+        set(col_sent_, last);
         if (status == UCS_OK) {
+            const bool only_nulls = header(my_sender_, first)->flags & smc::SLOT_FLAG_NULL &&
+                                    first + header(my_sender_, first)->size == last;
             status = table_->push(pusher_, col_sent_,
-                                  (purpose == put_purpose::null_message) ?
-                                  put_purpose::null_message : put_purpose::counter);
+                                  only_nulls ? put_purpose::null_message : put_purpose::counter);
         }
-        if (status == UCS_OK) {
-            status = receive(my_sender_, sent_ - 1);
+        {
+            std::lock_guard<std::mutex> lock(stats_mutex_);
+            ++stats_.batches;
+            stats_.batched_msgs += static_cast<uint64_t>(last - first);
+            switch (cause) {
+            case flush_cause::full: ++stats_.flush_full; break;
+            case flush_cause::deadline: ++stats_.flush_deadline; break;
+            case flush_cause::idle: ++stats_.flush_idle; break;
+            case flush_cause::explicit_call: ++stats_.flush_explicit; break;
+            }
+        }
+        oldest_pending_s_ = 0;
+        /* loopback: our own messages are received here without a put */
+        for (int64_t i = first; i < last && status == UCS_OK;) {
+            i = consume(my_sender_, i);
+            if (i < 0) {
+                status = UCS_ERR_IO_ERROR;
+            }
+        }
+        if (status == UCS_OK && !batched_) {
+            status = push_report(put_purpose::receive_report);
+        } else {
+            report_due_ = true;
         }
         return status;
     }
 
-    ucs_status_t send_null()
+    /* A quiet sender that holds up the order fills its turns with nulls. */
+    unsigned send_nulls()
     {
-        ++stats_.nulls_sent;
-        return publish(0, smc::SLOT_FLAG_NULL, put_purpose::null_message);
+        int64_t first, count;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (reserved_ != pushed() || (!threaded_ && pending_index_ >= 0)) {
+                return 0; /* messages of our own are on their way */
+            }
+            count = nulls_needed();
+            /* batched: one run as long as the window allows; urgent: one */
+            int64_t room = 0;
+            while (room < (batched_ ? count : std::min<int64_t>(count, 1)) &&
+                   slot_free(reserved_ + room)) {
+                ++room;
+            }
+            if (room == 0) {
+                return 0;
+            }
+            first      = reserved_;
+            count      = room;
+            reserved_ += count;
+        }
+        if (batched_) {
+            commit_null_run(first, count);
+        } else {
+            commit_index_nopush(first, 1);
+        }
+        advance_committed();
+        fail_on(push_batch(flush_cause::explicit_call));
+        return 1;
+    }
+
+    void commit_null_run(int64_t first, int64_t count)
+    {
+        /* the run's body slots are never read: mark them committed too */
+        for (int64_t i = first + 1; i < first + count; ++i) {
+            committed_flag_[i % w_].store(i + 1, std::memory_order_release);
+        }
+        commit_index_nopush(first, count);
+    }
+
+    void commit_index_nopush(int64_t index, int64_t count)
+    {
+        smc::slot_header h{static_cast<uint32_t>(count), smc::SLOT_FLAG_NULL, index};
+        std::memcpy(slot(my_sender_, index), &h, sizeof(h));
+        committed_flag_[index % w_].store(index + 1, std::memory_order_release);
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        stats_.nulls_sent += static_cast<uint64_t>(count);
+    }
+
+    /* How many of our turns lie below the highest sequence received. */
+    int64_t nulls_needed() const
+    {
+        const int64_t my_next = order::sequence_of(reserved_, my_sender_, s_);
+        int64_t highest       = -1;
+        for (int s = 0; s < s_; ++s) {
+            if (received_[s] > 0) {
+                highest = std::max(highest, order::sequence_of(received_[s] - 1, s, s_));
+            }
+        }
+        return (highest > my_next) ? order::count_through(highest, my_sender_, s_) - reserved_ : 0;
     }
 
     /* --- receiving and delivery ----------------------------------------- */
 
-    ucs_status_t receive(int sender, int64_t index)
+    /* Take message @a index of @a sender (or a null run starting there);
+     * returns the next index, or -1 on a malformed slot. */
+    int64_t consume(int sender, int64_t index)
     {
-        const auto *h = reinterpret_cast<const smc::slot_header*>(slot(sender, index));
-        if ((h->index != index) || (h->size > params_.max_payload)) {
+        const auto *h     = header(sender, index);
+        const bool is_null = h->flags & smc::SLOT_FLAG_NULL;
+        const int64_t sent = (sender == my_sender_) ? pushed() : get(sender_member_[sender],
+                                                                      col_sent_);
+        const int64_t count = is_null ? h->size : 1;
+        if ((h->index != index) || (!is_null && h->size > params_.max_payload) ||
+            (is_null && (count < 1 || count > w_ || index + count > sent))) {
             if (!malformed_logged_) {
                 malformed_logged_ = true;
                 ucs_error("group: malformed slot from rank %d: index %ld (expected %ld), "
-                          "size %u (max %zu)", view_.senders[sender], static_cast<long>(h->index),
-                          static_cast<long>(index), h->size, params_.max_payload);
+                          "size %u (max %zu), flags %u", view_.senders[sender],
+                          static_cast<long>(h->index), static_cast<long>(index), h->size,
+                          params_.max_payload, h->flags);
             }
-            return UCS_ERR_IO_ERROR;
+            return -1;
         }
-        received_[sender] = index + 1;
+        for (int64_t i = index; i < index + count; ++i) {
+            null_slot_[sender * w_ + i % w_] = is_null;
+        }
+        received_[sender] = index + count;
         set(col_received_, received_[sender], sender);
         set(col_published_, order::contiguous_received(received_) + 1);
-
-        if (params_.mode == delivery_mode::raw && !(h->flags & smc::SLOT_FLAG_NULL)) {
+        if (params_.mode == delivery_mode::raw && !is_null) {
             deliver_one(sender, index, order::sequence_of(index, sender, s_));
         }
-        return push_report(put_purpose::receive_report);
+        return index + count;
     }
 
     ucs_status_t push_report(put_purpose purpose)
     {
+        report_due_          = false;
         delivery_report_due_ = false;
         last_report_s_       = now_s();
         return table_->push(pusher_, col_received_, col_delivered_, purpose);
@@ -383,11 +716,14 @@ private:
 
     void deliver_one(int sender, int64_t index, int64_t seq)
     {
-        const auto *h = reinterpret_cast<const smc::slot_header*>(slot(sender, index));
-        if (h->flags & smc::SLOT_FLAG_NULL) {
+        if (null_slot_[sender * w_ + index % w_]) {
             return;
         }
-        ++stats_.delivered;
+        const auto *h = header(sender, index);
+        {
+            std::lock_guard<std::mutex> lock(stats_mutex_);
+            ++stats_.delivered;
+        }
         if (!params_.on_deliver) {
             return;
         }
@@ -404,6 +740,7 @@ private:
 
     void report_callback_error(const char *what)
     {
+        std::lock_guard<std::mutex> lock(stats_mutex_);
         if (stats_.callback_errors++ == 0) {
             ucs_warn("group: delivery callback threw (%s); contained, delivery goes on", what);
         }
@@ -435,39 +772,67 @@ private:
         return count;
     }
 
-    /* A quiet sender that holds up the order sends a null. */
-    bool blocking_order() const
-    {
-        if (my_sender_ < 0 || pending_size_ >= 0 || !slot_free()) {
-            return false;
-        }
-        const int64_t my_next = order::sequence_of(sent_, my_sender_, s_);
-        for (int s = 0; s < s_; ++s) {
-            if (received_[s] > 0 && order::sequence_of(received_[s] - 1, s, s_) > my_next) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /* The protocol as predicate/trigger pairs, evaluated in this order on
-     * every pass of the engine: receive, fill our turn, deliver, report. */
+     * every pass of the engine. */
     void add_protocol_predicates()
     {
+        /* threaded senders' requests: phase changes for close() */
+        protocol_.add([this] { return phase_request_.load(std::memory_order_acquire) >
+                                      get(me_, col_phase_); },
+                      [this] {
+                          fail_on(push_phase(phase_request_.load(std::memory_order_acquire)));
+                          return 1u;
+                      });
+        protocol_.add([this] { return status_ok() && my_sender_ >= 0 && batched_or_threaded(); },
+                      [this] { return maybe_push_pending(); });
         protocol_.add([this] { return status_ok() && new_messages(); },
                       [this] { return receive_new(); });
-        protocol_.add([this] { return status_ok() && blocking_order(); }, [this] {
-            fail_on(send_null());
-            return 1u;
-        });
+        protocol_.add([this] { return status_ok() && my_sender_ >= 0 && nulls_needed() > 0; },
+                      [this] { return send_nulls(); });
         protocol_.add([this] { return stable_beyond_delivered(); },
                       [this] { return deliver_stable(); });
+        protocol_.add([this] { return status_ok() && report_due_; }, [this] {
+            fail_on(push_report(put_purpose::receive_report));
+            return 1u;
+        });
         protocol_.add([this] { return status_ok() && delivery_report_due_; }, [this] {
             if ((now_s() - last_report_s_) > kDeliveryReportIdleS) {
                 fail_on(push_report(put_purpose::delivery_report));
             }
             return 1u; /* keep the engine from sleeping past the deadline */
         });
+    }
+
+    bool batched_or_threaded() const { return batched_ || threaded_; }
+
+    /* Batched sender, on the engine's pass: push by size, age, idleness or
+     * request. */
+    unsigned maybe_push_pending()
+    {
+        advance_committed();
+        const int64_t pending = committed_ - pushed();
+        const bool requested  = flush_requested_.exchange(false, std::memory_order_acq_rel);
+        const int commits     = commits_since_poll_.exchange(0, std::memory_order_relaxed);
+        if (pending <= 0) {
+            return 0;
+        }
+        if (oldest_pending_s_ == 0) {
+            oldest_pending_s_ = now_s();
+        }
+        flush_cause cause;
+        if (requested || !batched_) {
+            cause = flush_cause::explicit_call;
+        } else if (pending >= batch_) {
+            cause = flush_cause::full;
+        } else if (flush_s_ <= 0 || now_s() - oldest_pending_s_ >= flush_s_) {
+            cause = flush_cause::deadline;
+        } else if (commits == 0) {
+            cause = flush_cause::idle;
+        } else {
+            return 1; /* pending: keep the engine awake until the deadline */
+        }
+        fail_on(push_batch(cause));
+        return 1;
     }
 
     bool status_ok() const { return !failed_; }
@@ -500,9 +865,18 @@ private:
             }
             const int64_t sent = get(sender_member_[s], col_sent_);
             while (received_[s] < sent && !failed_) {
-                fail_on(receive(s, received_[s]));
+                if (consume(s, received_[s]) < 0) {
+                    fail_on(UCS_ERR_IO_ERROR);
+                    break;
+                }
                 ++events;
+                if (!batched_) {
+                    fail_on(push_report(put_purpose::receive_report));
+                }
             }
+        }
+        if (batched_ && events != 0) {
+            report_due_ = true; /* one report after consuming everything new */
         }
         return events;
     }
@@ -518,29 +892,48 @@ private:
         return g->pusher_.reap() + g->protocol_.evaluate();
     }
 
-    ucp_node                              &node_;
-    group_params                          params_;
-    view                                  view_;
-    sst::pusher                           pusher_;
-    sst::layout                           row_;
-    sst::column<int64_t>                  col_sent_, col_received_, col_published_,
-                                          col_delivered_, col_phase_;
-    std::unique_ptr<sst::table>           table_;
-    std::unique_ptr<sst::mirrored_region> slots_;
-    sst::predicates                       protocol_;
-    int                                   n_ = 0, s_ = 0, me_ = -1, my_sender_ = -1;
-    std::vector<int>                      sender_member_;  /* sender index -> member */
-    size_t                                stride_ = 0;
-    std::vector<int64_t>                  received_;       /* mirror of our row */
-    int64_t                               sent_             = 0;
-    int64_t                               pending_size_     = -1;
-    int                                   poller_id_        = -1;
-    bool                                  delivery_report_due_ = false;
-    double                                last_report_s_    = 0;
-    bool                                  closed_           = false;
-    bool                                  failed_           = false;
-    bool                                  malformed_logged_ = false;
-    group_stats                           stats_;
+    ucp_node                                 &node_;
+    group_params                             params_;
+    view                                     view_;
+    sst::pusher                              pusher_;
+    sst::layout                              row_;
+    sst::column<int64_t>                     col_sent_, col_received_, col_published_,
+                                             col_delivered_, col_phase_;
+    std::unique_ptr<sst::table>              table_;
+    std::unique_ptr<sst::mirrored_region>    slots_;
+    sst::predicates                          protocol_;
+    int                                      n_ = 0, s_ = 0, me_ = -1, my_sender_ = -1;
+    unsigned                                 w_ = 0, batch_ = 1;
+    double                                   flush_s_  = 0;
+    bool                                     batched_  = false;
+    bool                                     threaded_ = false;
+    std::vector<int>                         sender_member_;  /* sender index -> member */
+    size_t                                   stride_ = 0;
+    std::vector<int64_t>                     received_;       /* mirror of our row */
+    std::vector<uint8_t>                     null_slot_;      /* [sender][slot]: a null */
+
+    /* sender side: reserved_ >= committed_ >= pushed_ */
+    mutable std::mutex                       mutex_;          /* guards reserved_ */
+    std::atomic<int64_t>                     reserved_{0};    /* written under mutex_ */
+    int64_t                                  committed_ = 0;  /* engine's thread */
+    std::atomic<int64_t>                     pushed_{0};
+    std::unique_ptr<std::atomic<int64_t>[]>  committed_flag_; /* per slot: index + 1 */
+    std::atomic<int>                         commits_since_poll_{0};
+    std::atomic<bool>                        flush_requested_{false};
+    std::atomic<int64_t>                     phase_request_{0};
+    double                                   oldest_pending_s_ = 0;
+    int64_t                                  pending_index_ = -1;  /* get_buffer() */
+    size_t                                   pending_size_  = 0;
+
+    bool                                     report_due_          = false;
+    bool                                     delivery_report_due_ = false;
+    double                                   last_report_s_       = 0;
+    int                                      poller_id_           = -1;
+    std::atomic<bool>                        closed_{false};
+    bool                                     failed_              = false;
+    bool                                     malformed_logged_    = false;
+    mutable std::mutex                       stats_mutex_;
+    group_stats                              stats_;
 };
 
 /* --- group ------------------------------------------------------------- */
@@ -626,7 +1019,13 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
 
     std::unique_ptr<group_impl> impl;
     if (member) {
-        impl = std::make_unique<group_impl>(node, params, senders);
+        tc_config_t config;
+        status = tc_config_read(&config);
+        if (status != UCS_OK) {
+            return status;
+        }
+        impl = std::make_unique<group_impl>(node, params, senders, config);
+        tc_config_release(&config);
     }
     /* the regions are created collectively: non-members take part too */
     std::unique_ptr<sst::mirrored_region> none;
@@ -647,17 +1046,9 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
 }
 
 ucs_status_t group::send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
-                         bool block)
+                         bool block, bool urgent)
 {
-    std::span<std::byte> buffer;
-    ucs_status_t status = impl_->get_buffer(size, buffer, block);
-    if (status != UCS_OK) {
-        return status;
-    }
-    if (fill) {
-        fill(buffer);
-    }
-    return impl_->commit();
+    return impl_->send(size, fill, block, urgent);
 }
 
 ucs_status_t group::get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
@@ -666,7 +1057,7 @@ ucs_status_t group::get_buffer(size_t size, std::span<std::byte> &buffer, bool b
 }
 
 ucs_status_t group::commit() { return impl_->commit(); }
-ucs_status_t group::flush() { return impl_->flush(); }
+ucs_status_t group::flush(bool stable) { return impl_->flush(stable); }
 ucs_status_t group::close() { return impl_->close(); }
 const view &group::current_view() const { return impl_->current_view(); }
 bool group::is_sender() const { return impl_->is_sender(); }

@@ -6,7 +6,9 @@
  * protocols on the node's shared progress engine.
  *
  * Threads: every call, and every callback, happens on the thread that drives
- * the node's progress engine.
+ * the node's progress engine; except that with threaded_senders (batched
+ * mode), any thread may call send(), flush() and stats() while the engine's
+ * own thread drives it and runs the callbacks.
  */
 #pragma once
 
@@ -17,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -40,12 +43,26 @@ struct view {
     std::vector<int> senders;  /* subset of members */
 };
 
+enum class smc_mode {
+    urgent,  /* every message pushed at once, one receive report per message */
+    batched  /* committed slots and receive reports go out in batches */
+};
+
 struct group_params {
     std::vector<int>                        members;
     std::vector<int>                        senders;  /* empty: every member sends */
     size_t                                  max_payload = 1024;
     unsigned                                window      = 64;
     delivery_mode                           mode        = delivery_mode::ordered;
+    /* SMC mode, batch size B and flush deadline T; unset: UCX_TC_SMC_MODE,
+     * UCX_TC_SMC_BATCH, UCX_TC_SMC_FLUSH_US */
+    std::optional<smc_mode>                 smc;
+    std::optional<unsigned>                 batch;
+    std::optional<double>                   flush_us;
+    /* A progress thread drives the engine (tc_progress_thread_start) and
+     * application threads call send() concurrently (batched mode only):
+     * senders then never touch UCX; the engine's thread pushes. */
+    bool                                    threaded_senders = false;
     std::function<void(const message &)>    on_deliver;
     std::function<void(const view &)>       on_view;
 };
@@ -56,6 +73,12 @@ struct group_stats {
     uint64_t        delivered       = 0;  /* application messages delivered here */
     uint64_t        callback_errors = 0;  /* delivery callbacks that threw */
     uint64_t        window_stalls   = 0;  /* sends that found the window full */
+    uint64_t        batches         = 0;  /* pushes of committed slots */
+    uint64_t        batched_msgs    = 0;  /* messages (nulls included) in them */
+    uint64_t        flush_full      = 0;  /* batch reached B */
+    uint64_t        flush_deadline  = 0;  /* oldest waited T */
+    uint64_t        flush_idle      = 0;  /* the engine found the sender idle */
+    uint64_t        flush_explicit  = 0;  /* flush() or an urgent message */
     sst::put_counts puts;
 };
 
@@ -81,14 +104,19 @@ public:
      * full; without, returns UCS_ERR_NO_RESOURCE.
      */
     ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
-                      bool block = true);
+                      bool block = true, bool urgent = false);
 
-    /* Two-step form of send(): a slot to write into, then commit(). */
+    /* Two-step form of send(): a slot to write into, then commit(). Not for
+     * threaded senders (use send()). */
     ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block = true);
     ucs_status_t commit();
 
-    /* Urgent mode pushes every message at once: nothing to flush. */
-    ucs_status_t flush();
+    /*
+     * Returns once everything this member committed before the call has been
+     * pushed to every peer (urgent mode: at once); with @a stable, once it is
+     * delivered at every member.
+     */
+    ucs_status_t flush(bool stable = false);
 
     /* Collective over the group's members: finish, then release. */
     ucs_status_t close();

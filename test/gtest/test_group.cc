@@ -13,10 +13,12 @@
 #include <twochains/bootstrap.h>
 
 #include <chrono>
+#include <optional>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <random>
+#include <atomic>
 #include <thread>
 
 namespace {
@@ -72,6 +74,9 @@ struct scenario {
     size_t           max_payload  = 256;
     unsigned         window       = 16;
     tc::delivery_mode mode        = tc::delivery_mode::ordered;
+    std::optional<tc::smc_mode> smc;
+    std::optional<unsigned>     batch;
+    std::optional<double>       flush_us;
     int              throw_every  = 0;      /* member 1's callback throws every n-th */
     int64_t          quiet_sends  = -1;     /* member 1 sends only this many */
     bool             nonblocking  = false;  /* send without blocking, retry on NO_RESOURCE */
@@ -105,6 +110,9 @@ void run_member(tc_bootstrap_inproc_domain_h domain, int rank, const scenario &s
     p.max_payload = sc.max_payload;
     p.window      = sc.window;
     p.mode        = sc.mode;
+    p.smc         = sc.smc;
+    p.batch       = sc.batch;
+    p.flush_us    = sc.flush_us;
     p.on_deliver  = [&](const tc::message &m) {
         out.chain.add(m);
         /* the group numbers nulls too, so check against the app's own k:
@@ -337,6 +345,7 @@ TEST(group, misuse_is_rejected_and_nothing_is_sent)
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, res[0].status) << "send while a buffer is held";
     EXPECT_GE(logs.count("exceeds the maximum"), 1u);
     EXPECT_GE(logs.count("not a sender"), 2u);
+    EXPECT_EQ(1u, logs.count("uncommitted get_buffer() slot"));
     unsetenv("UCX_TLS");
 }
 
@@ -377,6 +386,311 @@ TEST(group, mismatched_parameters_fail_on_every_member)
         EXPECT_EQ(UCS_ERR_INVALID_PARAM, r.create_status);
     }
     EXPECT_EQ(3u, logs.count("parameters differ between members (window"));
+    unsetenv("UCX_TLS");
+}
+
+/* --- batched mode ------------------------------------------------------ */
+
+using batch_param = std::tuple<std::string, unsigned, double>;  /* tls, B (0: W), T */
+
+class group_batched : public ::testing::TestWithParam<batch_param> {
+protected:
+    void SetUp() override { setenv("UCX_TLS", std::get<0>(GetParam()).c_str(), 1); }
+    void TearDown() override { unsetenv("UCX_TLS"); }
+
+    scenario make(int members, bool all_send, int64_t total) const
+    {
+        scenario sc;
+        sc.members    = members;
+        sc.all_send   = all_send;
+        sc.window     = 64;
+        sc.smc        = tc::smc_mode::batched;
+        sc.batch      = std::get<1>(GetParam()) ? std::get<1>(GetParam()) : sc.window;
+        sc.flush_us   = std::get<2>(GetParam());
+        sc.per_sender = total / (all_send ? members : 1);
+        return sc;
+    }
+    int64_t scale() const { return std::get<0>(GetParam()).starts_with("tcp") ? 1 : 5; }
+};
+
+TEST_P(group_batched, identical_total_order_n3_all_senders)
+{
+    auto sc  = make(3, true, 6000 * scale());
+    auto res = run_scenario(sc);
+    expect_identical_delivery(sc, res);
+}
+
+TEST_P(group_batched, identical_total_order_n5_one_sender)
+{
+    auto sc  = make(5, false, 3000 * scale());
+    auto res = run_scenario(sc);
+    expect_identical_delivery(sc, res);
+}
+
+TEST_P(group_batched, quiet_sender_fills_its_turns_with_null_runs)
+{
+    auto sc        = make(3, true, 3000 * scale());
+    sc.quiet_sends = 3;
+    auto res       = run_scenario(sc);
+    expect_identical_delivery(sc, res);
+    EXPECT_GT(res[1].stats.nulls_sent, 100u);
+    /* a run of nulls costs one header put and one counter put per peer,
+     * however long it is: on average, runs must be longer than one */
+    const double runs = double(res[1].stats.puts[tc::sst::put_purpose::null_message]) /
+                        (2.0 * (sc.members - 1));
+    std::printf("nulls %lu in %.0f runs\n", static_cast<unsigned long>(res[1].stats.nulls_sent),
+                runs);
+    EXPECT_LT(runs, double(res[1].stats.nulls_sent)) << "nulls were not batched into runs";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+        b, group_batched,
+        ::testing::Values(batch_param{"posix,self", 1, 0}, batch_param{"posix,self", 4, 0},
+                          batch_param{"posix,self", 64, 0}, batch_param{"posix,self", 0, 0},
+                          batch_param{"posix,self", 1, 50}, batch_param{"posix,self", 4, 50},
+                          batch_param{"posix,self", 64, 50}, batch_param{"posix,self", 0, 50},
+                          batch_param{"tcp,self", 4, 0}, batch_param{"tcp,self", 64, 50}),
+        [](const auto &batch_info) {
+            const std::string tls = std::get<0>(batch_info.param);
+            const unsigned batch  = std::get<1>(batch_info.param);
+            return tls.substr(0, tls.find(',')) + "_B" +
+                   (batch ? std::to_string(batch) : std::string("W")) + "_T" +
+                   std::to_string(static_cast<int>(std::get<2>(batch_info.param)));
+        });
+
+/* Several members in one process, each driven by its own thread, with a
+ * body that runs after the group exists. */
+template<class Body>
+std::vector<member_result> run_members(int n, const tc::group_params &base, Body body)
+{
+    tc_bootstrap_inproc_domain_h domain;
+    EXPECT_EQ(UCS_OK, tc_bootstrap_inproc_domain_create(n, 60.0, &domain));
+    std::vector<member_result> res(n);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+        threads.emplace_back([&, r] {
+            tc_bootstrap_h b;
+            if ((res[r].status = tc_bootstrap_inproc_create(domain, r, &b)) != UCS_OK) {
+                return;
+            }
+            tc::bootstrap_ptr boot(b);
+            tc::ucp_node node(boot.get());
+            if ((res[r].status = node.status()) != UCS_OK) {
+                return;
+            }
+            tc::group_params p = base;
+            p.on_deliver       = [&res, r](const tc::message &m) { res[r].chain.add(m); };
+            std::unique_ptr<tc::group> g;
+            if ((res[r].status = tc::group::create(node, p, g)) != UCS_OK) {
+                return;
+            }
+            res[r].status = body(r, node, *g, res[r]);
+            ucs_status_t closed = g->close();
+            if (res[r].status == UCS_OK) {
+                res[r].status = closed;
+            }
+            res[r].stats = g->stats();
+        });
+    }
+    for (auto &t : threads) {
+        t.join();
+    }
+    tc_bootstrap_inproc_domain_destroy(domain);
+    return res;
+}
+
+tc::group_params batched_params(int n, unsigned batch, double flush_us)
+{
+    tc::group_params p;
+    for (int r = 0; r < n; ++r) {
+        p.members.push_back(r);
+    }
+    p.senders     = {0};
+    p.max_payload = 128;
+    p.window      = 64;
+    p.smc         = tc::smc_mode::batched;
+    p.batch       = batch;
+    p.flush_us    = flush_us;
+    return p;
+}
+
+struct delivered_count {
+    const hash_chain *chain;
+    uint64_t          target;
+    static int done(void *arg)
+    {
+        auto *d = static_cast<delivered_count*>(arg);
+        return __atomic_load_n(&d->chain->count, __ATOMIC_RELAXED) >= d->target;
+    }
+};
+
+TEST(group_batching, lone_message_after_a_burst_is_delivered_within_the_deadline)
+{
+    setenv("UCX_TLS", "posix,self", 1);
+    const double t_us = 2000; /* long enough that only the deadline can explain delivery */
+    auto res = run_members(3, batched_params(3, 64, t_us),
+                           [&](int r, tc::ucp_node &node, tc::group &g, member_result &out) {
+        auto fill = [](std::span<std::byte> b) { std::memset(b.data(), 7, b.size()); };
+        if (r == 0) {
+            for (int i = 0; i < 100; ++i) {   /* 100 = one full batch + 36 pending */
+                if (g.send(32, fill) != UCS_OK) {
+                    return UCS_ERR_IO_ERROR;
+                }
+            }
+            auto t0 = std::chrono::steady_clock::now();
+            if (g.send(32, fill) != UCS_OK) { /* the lone message */
+                return UCS_ERR_IO_ERROR;
+            }
+            delivered_count d{&out.chain, 101};
+            /* no further sends: only the engine's passes (idle/deadline) may push */
+            ucs_status_t st = tc_progress_until(node.engine(), delivered_count::done, &d, 10.0);
+            out.misuse_status.push_back(st);
+            double us = std::chrono::duration<double, std::micro>(
+                                std::chrono::steady_clock::now() - t0).count();
+            out.bad_payloads = static_cast<uint64_t>(us); /* reported below */
+            return st;
+        }
+        delivered_count d{&out.chain, 101};
+        return tc_progress_until(node.engine(), delivered_count::done, &d, 10.0);
+    });
+    for (const auto &r : res) {
+        ASSERT_EQ(UCS_OK, r.status);
+        EXPECT_EQ(101u, r.chain.count);
+        EXPECT_EQ(res[0].chain.value, r.chain.value);
+    }
+    /* idle detection pushes the partial batch well before T */
+    EXPECT_LT(res[0].bad_payloads, t_us + 1000) << "lone message took " << res[0].bad_payloads << " us";
+    EXPECT_GT(res[0].stats.flush_idle + res[0].stats.flush_deadline, 0u);
+    std::printf("lone message delivered at the sender after %lu us (T = %.0f us); "
+                "flushes: full %lu, deadline %lu, idle %lu, explicit %lu\n",
+                static_cast<unsigned long>(res[0].bad_payloads), t_us,
+                static_cast<unsigned long>(res[0].stats.flush_full),
+                static_cast<unsigned long>(res[0].stats.flush_deadline),
+                static_cast<unsigned long>(res[0].stats.flush_idle),
+                static_cast<unsigned long>(res[0].stats.flush_explicit));
+    unsetenv("UCX_TLS");
+}
+
+TEST(group_batching, flush_pushes_and_flush_stable_waits_for_delivery_everywhere)
+{
+    setenv("UCX_TLS", "posix,self", 1);
+    auto res = run_members(3, batched_params(3, 64, 1e6 /* never by deadline */),
+                           [](int r, tc::ucp_node &node, tc::group &g, member_result &out) {
+        auto fill = [](std::span<std::byte> b) { std::memset(b.data(), 1, b.size()); };
+        if (r == 0) {
+            for (int i = 0; i < 10; ++i) {
+                g.send(16, fill);
+            }
+            auto before = g.stats();
+            if (g.flush() != UCS_OK) {
+                return UCS_ERR_IO_ERROR;
+            }
+            auto after = g.stats();
+            out.misuse_status.push_back(after.flush_explicit > before.flush_explicit ? UCS_OK :
+                                        UCS_ERR_NO_PROGRESS);
+            for (int i = 0; i < 5; ++i) {
+                g.send(16, fill);
+            }
+            if (g.flush(true) != UCS_OK) {
+                return UCS_ERR_IO_ERROR;
+            }
+            /* stable: delivered here, and every member reported delivering it */
+            out.order_errors = out.chain.count;
+            return UCS_OK;
+        }
+        delivered_count d{&out.chain, 15};
+        return tc_progress_until(node.engine(), delivered_count::done, &d, 10.0);
+    });
+    for (const auto &r : res) {
+        ASSERT_EQ(UCS_OK, r.status);
+        EXPECT_EQ(15u, r.chain.count);
+    }
+    EXPECT_EQ(std::vector<ucs_status_t>{UCS_OK}, res[0].misuse_status);
+    EXPECT_EQ(15u, res[0].order_errors) << "flush(stable) returned before delivery here";
+    unsetenv("UCX_TLS");
+}
+
+TEST(group_batching, four_sender_threads_keep_their_order)
+{
+    setenv("UCX_TLS", "posix,self", 1);
+    constexpr int kThreads = 4, kPerThread = 5000;
+    auto p             = batched_params(3, 16, 20);
+    p.threaded_senders = true;
+    p.senders          = {0, 1, 2};
+    /* each member checks every sender thread's sequence numbers */
+    struct checker {
+        int64_t next[3][kThreads] = {};
+        uint64_t errors           = 0;
+    };
+    std::vector<checker> checks(3);
+    auto res = run_members(3, p, [&](int r, tc::ucp_node &node, tc::group &g, member_result &out) {
+        (void)out;
+        if (tc_progress_thread_start(node.engine()) != UCS_OK) {
+            return UCS_ERR_IO_ERROR;
+        }
+        std::vector<std::thread> senders;
+        std::atomic<int> failures{0};
+        for (int t = 0; t < kThreads; ++t) {
+            senders.emplace_back([&, t] {
+                for (int64_t k = 0; k < kPerThread; ++k) {
+                    auto fill = [&](std::span<std::byte> b) {
+                        int32_t tag[3] = {r, t, static_cast<int32_t>(k)};
+                        std::memcpy(b.data(), tag, sizeof(tag));
+                    };
+                    if (g.send(12, fill) != UCS_OK) {
+                        failures++;
+                        return;
+                    }
+                }
+            });
+        }
+        for (auto &s : senders) {
+            s.join();
+        }
+        ucs_status_t st = g.flush(true);
+        ucs_status_t closed = g.close();  /* from this thread, while the engine's runs */
+        tc_progress_thread_stop(node.engine());
+        return failures ? UCS_ERR_IO_ERROR : (st != UCS_OK ? st : closed);
+    });
+    const uint64_t expected = 3ull * kThreads * kPerThread;
+    for (int r = 0; r < 3; ++r) {
+        ASSERT_EQ(UCS_OK, res[r].status) << "member " << r;
+        EXPECT_EQ(expected, res[r].chain.count);
+        EXPECT_EQ(res[0].chain.value, res[r].chain.value) << "members delivered different orders";
+        EXPECT_GT(res[r].stats.batched_msgs / std::max<uint64_t>(1, res[r].stats.batches), 1u)
+                << "no batching happened";
+    }
+    unsetenv("UCX_TLS");
+}
+
+TEST(group_batching, puts_per_message_at_saturation_match_the_formula)
+{
+    setenv("UCX_TLS", "posix,self", 1);
+    for (int n : {3, 5}) {
+        scenario sc;
+        sc.members    = n;
+        sc.all_send   = false;
+        sc.per_sender = 20000;
+        sc.window     = 256;
+        sc.smc        = tc::smc_mode::batched;
+        sc.batch      = 64;
+        sc.flush_us   = 50;
+        auto res      = run_scenario(sc);
+        expect_identical_delivery(sc, res);
+        uint64_t puts = 0;
+        for (const auto &r : res) {
+            puts += r.stats.puts.total() - r.stats.puts[tc::sst::put_purpose::other];
+        }
+        const double b_eff   = double(res[0].stats.batched_msgs) / res[0].stats.batches;
+        const double per_msg = double(puts) / sc.per_sender;
+        const double formula = double(n * n + n - 2) / b_eff;
+        std::printf("N=%d batched B=64: %.3f puts/msg, B_effective %.1f, (N^2+N-2)/B_eff %.3f, "
+                    "ratio %.2f\n", n, per_msg, b_eff, formula, per_msg / formula);
+        EXPECT_GT(b_eff, 32.0);
+        /* receivers consume a whole batch per counter put, so they report at
+         * most once per batch: the formula bounds the total */
+        EXPECT_LE(per_msg, 1.2 * formula);
+    }
     unsetenv("UCX_TLS");
 }
 
