@@ -23,6 +23,8 @@ TC_PACKAGES=(
     qemu-user             # run the aarch64 jam execution tests
     openmpi-bin libopenmpi-dev  # MPI + OpenSHMEM examples beside the library, one UCX
     libpmix-dev           # PMIx bootstrap under srun/prterun
+    gnuplot-nox           # benchmark plots (contrib/bench)
+    stress-ng             # memory-stress neighbour for tail-latency benchmarks
     iproute2              # network namespaces for the emulated cluster
     procps                # pgrep/pkill used by the tests' cleanup
 )

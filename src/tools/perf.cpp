@@ -25,6 +25,7 @@
 #include <cstring>
 #include <ctime>
 #include <getopt.h>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +42,10 @@ struct options {
     bool        json    = false;
     bool        inproc  = false;
     int         members = 0;      /* 0: the bootstrap's size */
+    bool        batched = false;
+    std::optional<unsigned> batch;
+    std::optional<double>   flush_us;
+    double      rate    = 0;      /* smc_lat: offered messages/s (0: one at a time) */
 };
 
 double now_s()
@@ -67,7 +72,10 @@ void usage(FILE *out)
                  "  -w WARMUP           warm-up messages (default 1000)\n"
                  "  --window W          slots per sender (default 64)\n"
                  "  --senders all|one   who sends (default all; smc_lat: one)\n"
-                 "  --mode urgent       SMC mode (only urgent exists yet)\n"
+                 "  --mode urgent|batched  SMC mode (default urgent)\n"
+                 "  --batch B           batched: push once B messages are pending\n"
+                 "  --flush-us T        batched: push a partial batch after T us\n"
+                 "  --rate R            smc_lat: offer R messages/s instead of one at a time\n"
                  "  --members N         with --inproc: members to start (default 3)\n"
                  "  --inproc            all members in this process, one thread each,\n"
                  "                      joined by the in-process bootstrap\n"
@@ -81,6 +89,9 @@ bool parse(int argc, char **argv, options &o)
                                       {"mode", required_argument, nullptr, 'M'},
                                       {"json", no_argument, nullptr, 'j'},
                                       {"inproc", no_argument, nullptr, 'I'},
+                                      {"batch", required_argument, nullptr, 'B'},
+                                      {"flush-us", required_argument, nullptr, 'F'},
+                                      {"rate", required_argument, nullptr, 'R'},
                                       {"members", required_argument, nullptr, 'N'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
@@ -94,12 +105,17 @@ bool parse(int argc, char **argv, options &o)
         case 'W': o.window = std::strtoul(optarg, nullptr, 0); break;
         case 'S': o.one = !std::strcmp(optarg, "one"); break;
         case 'M':
-            if (std::strcmp(optarg, "urgent") != 0) {
-                std::fprintf(stderr, "twochains-perf: mode '%s' is not implemented yet "
-                             "(urgent only)\n", optarg);
+            if (!std::strcmp(optarg, "batched")) {
+                o.batched = true;
+            } else if (std::strcmp(optarg, "urgent") != 0) {
+                std::fprintf(stderr, "twochains-perf: unknown mode '%s' (urgent, batched)\n",
+                             optarg);
                 return false;
             }
             break;
+        case 'B': o.batch = std::strtoul(optarg, nullptr, 0); break;
+        case 'F': o.flush_us = std::strtod(optarg, nullptr); break;
+        case 'R': o.rate = std::strtod(optarg, nullptr); break;
         case 'j': o.json = true; break;
         case 'I': o.inproc = true; break;
         case 'N': o.members = std::atoi(optarg); break;
@@ -181,6 +197,9 @@ int run_member(tc_bootstrap_h boot, const options &o)
     }
     p.max_payload = o.size;
     p.window      = o.window;
+    p.smc         = o.batched ? tc::smc_mode::batched : tc::smc_mode::urgent;
+    p.batch       = o.batch;
+    p.flush_us    = o.flush_us;
     p.on_deliver  = [&](const tc::message &m) {
         ++delivered;
         if (delivered == o.warmup * senders) {
@@ -222,7 +241,18 @@ int run_member(tc_bootstrap_h boot, const options &o)
             if (status != UCS_OK) {
                 return 1;
             }
-            if (o.shape == "smc_lat") {
+            if (o.shape == "smc_lat" && o.rate > 0) {
+                /* open loop: send at the offered rate, progressing meanwhile */
+                const double due = wall0 + static_cast<double>(k + 1) / o.rate;
+                struct until_time {
+                    double due;
+                    static int done(void *arg)
+                    {
+                        return now_s() >= static_cast<until_time*>(arg)->due;
+                    }
+                } u{due};
+                tc_progress_until(node.engine(), until_time::done, &u, 30);
+            } else if (o.shape == "smc_lat") {
                 /* one message in flight: wait until it is delivered here,
                  * which needs it to be stable at every member */
                 wait_delivered w{&delivered, k + 1};
@@ -245,6 +275,7 @@ int run_member(tc_bootstrap_h boot, const options &o)
         return 1;
     }
     auto st = g->stats();
+    const double batch_avg = st.batches ? double(st.batched_msgs) / double(st.batches) : 0;
 
     /* per rank: elapsed, protocol puts, all puts, cpu */
     const uint64_t protocol = st.puts[tc::sst::put_purpose::data] +
@@ -252,18 +283,25 @@ int run_member(tc_bootstrap_h boot, const options &o)
                               st.puts[tc::sst::put_purpose::receive_report] +
                               st.puts[tc::sst::put_purpose::null_message] +
                               st.puts[tc::sst::put_purpose::delivery_report];
-    auto per_rank  = gather<double>(node, {t_measured, static_cast<double>(protocol), cpu});
+    auto per_rank  = gather<double>(node, {t_measured, static_cast<double>(protocol), cpu,
+                                           batch_avg});
     auto latencies = gather<double>(node, lat_us);
-    if (rank != 0 || per_rank.size() != static_cast<size_t>(3 * n)) {
+    if (rank != 0 || per_rank.size() != static_cast<size_t>(4 * n)) {
         return 0;
     }
 
-    double slowest = 0, puts = 0, cpu_all = 0;
+    double slowest = 0, puts = 0, cpu_all = 0, batch_avg_all = 0, batch_ranks = 0;
     for (int r = 0; r < n; ++r) {
-        slowest = std::max(slowest, per_rank[3 * r]);
-        puts += per_rank[3 * r + 1];
-        cpu_all += per_rank[3 * r + 2];
+        slowest = std::max(slowest, per_rank[4 * r]);
+        puts += per_rank[4 * r + 1];
+        cpu_all += per_rank[4 * r + 2];
+        if (per_rank[4 * r + 3] > 0) {
+            batch_avg_all += per_rank[4 * r + 3];
+            ++batch_ranks;
+        }
     }
+    batch_avg_all = batch_ranks ? batch_avg_all / batch_ranks : 0;
+    const char *mode = o.batched ? "batched" : "urgent";
     const double msgs     = static_cast<double>(o.iters * senders);
     const double all_msgs = static_cast<double>(total_per_sender * senders);
     /* smc_lat: a message is delivered at all members when the last one has it */
@@ -284,14 +322,16 @@ int run_member(tc_bootstrap_h boot, const options &o)
     const double rate = (o.shape == "smc_bw") ? msgs / slowest : 0;
 
     if (o.json) {
-        std::printf("{\"shape\":\"%s\",\"mode\":\"urgent\",\"transport\":\"%s\",\"members\":%d,"
-                    "\"senders\":%lu,\"payload_bytes\":%zu,\"window\":%u,\"messages\":%.0f,"
+        std::printf("{\"shape\":\"%s\",\"mode\":\"%s\",\"transport\":\"%s\",\"members\":%d,"
+                    "\"senders\":%lu,\"payload_bytes\":%zu,\"window\":%u,\"batch\":%u,"
+                    "\"flush_us\":%.0f,\"offered_rate\":%.0f,\"messages\":%.0f,"
                     "\"msg_rate\":%.1f,\"MB/s\":%.3f,\"lat_avg_us\":%.3f,\"lat_p50_us\":%.3f,"
-                    "\"lat_p999_us\":%.3f,\"puts_per_msg\":%.3f,\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
-                    o.shape.c_str(), tl.c_str(), n, static_cast<unsigned long>(senders), o.size,
-                    o.window, msgs, rate, rate * static_cast<double>(o.size) / 1e6, avg,
-                    percentile(to_all, 0.5), percentile(to_all, 0.999), puts / all_msgs, cpu_all,
-                    wall);
+                    "\"lat_p999_us\":%.3f,\"puts_per_msg\":%.3f,\"batch_avg\":%.2f,"
+                    "\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
+                    o.shape.c_str(), mode, tl.c_str(), n, static_cast<unsigned long>(senders),
+                    o.size, o.window, o.batch.value_or(0), o.flush_us.value_or(-1), o.rate, msgs,
+                    rate, rate * static_cast<double>(o.size) / 1e6, avg, percentile(to_all, 0.5),
+                    percentile(to_all, 0.999), puts / all_msgs, batch_avg_all, cpu_all, wall);
     } else if (o.shape == "smc_bw") {
         std::printf("%s: %d members, %lu senders, %zu B: %.0f msg/s delivered, %.2f MB/s, "
                     "%.2f puts/msg (%s)\n", o.shape.c_str(), n, static_cast<unsigned long>(senders),
