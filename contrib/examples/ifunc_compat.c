@@ -204,8 +204,7 @@ int main(void)
     ucp_deregister_ifunc(ctx, ih);
     barrier(boot);
     ucp_rkey_destroy(rkey);
-    close_param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    close_param.flags        = UCP_EP_CLOSE_FLAG_FORCE;
+    close_param.op_attr_mask = 0;      /* flush mode: nothing in flight */
     {
         ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &close_param);
         while (UCS_PTR_IS_PTR(req) && (ucp_request_check_status(req) == UCS_INPROGRESS)) {
@@ -215,6 +214,7 @@ int main(void)
             ucp_request_free(req);
         }
     }
+    barrier(boot);     /* the peer's close may need our progress */
     ucp_mem_unmap(ctx, memh);
     ucp_worker_destroy(worker);
     ucp_cleanup(ctx);

@@ -450,8 +450,6 @@ protected:
         }
         if (ep != nullptr) {
             ucp_request_param_t param = {};
-            param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            param.flags        = UCP_EP_CLOSE_FLAG_FORCE;
             tc_ifunc_request_wait(ucp.engine, ucp_ep_close_nbx(ep, &param), 5);
         }
         if (memh != nullptr) {
@@ -539,6 +537,56 @@ TEST(ifunc_config, table_is_registered_and_documented)
                      "UCX_TC_IFUNC_PKG_PATH"}) {
         EXPECT_NE(std::string::npos, s.find(var)) << var << "\n" << s;
     }
+}
+
+} // namespace
+
+namespace {
+
+/* The mailbox on the caller's endpoints (here: one to our own worker) */
+TEST_F(ifunc_pkg_test, mailbox_on_callers_endpoints)
+{
+    tc_bootstrap_h boot;
+    tc_ifunc_ucp_t ucp;
+    ASSERT_EQ(UCS_OK, tc_bootstrap_create_from_env(&boot));
+    ASSERT_EQ(UCS_OK, tc_ifunc_ucp_init(&ucp));
+
+    ucp_address_t *addr;
+    size_t addr_len;
+    ucp_ep_h ep;
+    ASSERT_EQ(UCS_OK, ucp_worker_get_address(ucp.worker, &addr, &addr_len));
+    ucp_ep_params_t ep_params = {};
+    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep_params.address    = addr;
+    ASSERT_EQ(UCS_OK, ucp_ep_create(ucp.worker, &ep_params, &ep));
+    ucp_worker_release_address(ucp.worker, addr);
+
+    tc_ifunc_mailbox_params_t params = {};
+    params.field_mask = TC_IFUNC_MAILBOX_PARAM_FIELD_EPS;
+    params.eps        = &ep;
+    tc_ifunc_mailbox_h mbox;
+    ASSERT_EQ(UCS_OK, tc_ifunc_mailbox_create(ucp.context, ucp.engine, boot, &params, &mbox));
+
+    const int64_t sum0 = state<int64_t>("tcbench_accumulator");
+    int64_t v[2] = {20, 22};
+    tc_ifunc_msg_h msg;
+    ASSERT_EQ(UCS_OK, tc_ifunc_msg_create(mbox, pkg, sum_id, TC_IFUNC_MODE_INJECTED, v,
+                                          sizeof(v), &msg));
+    ucs_status_t status = tc_ifunc_send(mbox, 0, msg);
+    ASSERT_TRUE((status == UCS_OK) || (status == UCS_INPROGRESS));
+    ASSERT_EQ(UCS_OK, tc_ifunc_mailbox_flush(mbox, 5));
+    while (tc_ifunc_poll(mbox, 0) == 0) {
+        tc_progress(ucp.engine);
+    }
+    EXPECT_EQ(42, state<int64_t>("tcbench_accumulator") - sum0);
+    tc_ifunc_msg_free(msg);
+    tc_ifunc_mailbox_destroy(mbox);
+
+    /* still ours after the mailbox is gone */
+    ucp_request_param_t param = {};
+    EXPECT_EQ(UCS_OK, tc_ifunc_request_wait(ucp.engine, ucp_ep_close_nbx(ep, &param), 5));
+    tc_ifunc_ucp_cleanup(&ucp);
+    tc_bootstrap_destroy(boot);
 }
 
 } // namespace

@@ -33,7 +33,11 @@
  *                  it cached from an earlier Injected frame of the same peer
  *                  that carried TC_FRAME_F_CACHE. code_offset/size are 0; the
  *                  bytes between the header and the payload are undefined
- *                  (not transmitted).
+ *                  (not transmitted). A sender lays a Cached message out as
+ *                  [header][code][symbols][2nd header][payload][trailer]:
+ *                  the first frame to a peer is all of it (the 2nd header is
+ *                  padding to the receiver), later ones start at the 2nd
+ *                  header -- both one contiguous put, payload not copied.
  *
  * Identity: pkg_id = FNV-1a 64 of the package NAME (tc_frame_pkg_id()), so it
  * is stable across rebuilds and both sides compute it without exchanging

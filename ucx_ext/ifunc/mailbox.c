@@ -435,7 +435,7 @@ out_rkey:
     return status;
 }
 
-static void tc_ifunc_mailbox_disconnect(tc_ifunc_mailbox_h mbox)
+static void tc_ifunc_mailbox_disconnect(tc_ifunc_mailbox_h mbox, int collective)
 {
     ucp_request_param_t param;
     int r;
@@ -457,13 +457,19 @@ static void tc_ifunc_mailbox_disconnect(tc_ifunc_mailbox_h mbox)
         if (mbox->own_eps[r] == NULL) {
             continue;
         }
-        param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-        param.flags        = UCP_EP_CLOSE_FLAG_FORCE;
+        /* flush mode: FORCE needs UCP_ERR_HANDLING_MODE_PEER; nothing is in
+         * flight after the flush and barrier of destroy */
+        param.op_attr_mask = 0;
         tc_ifunc_request_wait(mbox->engine, ucp_ep_close_nbx(mbox->own_eps[r], &param),
                               5.0);
     }
     free(mbox->own_eps);
     mbox->own_eps = NULL;
+    /* a flushing close needs its peer's progress: nobody leaves before all
+     * closes are done */
+    if (collective) {
+        tc_ifunc_mailbox_barrier(mbox);
+    }
 }
 
 ucs_status_t tc_ifunc_mailbox_create(ucp_context_h context,
@@ -547,7 +553,7 @@ ucs_status_t tc_ifunc_mailbox_create(ucp_context_h context,
     return UCS_OK;
 
 err_disconnect:
-    tc_ifunc_mailbox_disconnect(mbox);
+    tc_ifunc_mailbox_disconnect(mbox, 0);
     for (r = 0; r < mbox->size; ++r) {
         tc_ifunc_ring_cleanup(&mbox->rx_rings[r]);
     }
@@ -570,7 +576,7 @@ void tc_ifunc_mailbox_destroy(tc_ifunc_mailbox_h mbox)
     if (mbox->poller_id >= 0) {
         tc_progress_poller_remove(mbox->engine, mbox->poller_id);
     }
-    tc_ifunc_mailbox_disconnect(mbox);
+    tc_ifunc_mailbox_disconnect(mbox, 1);
     for (r = 0; r < mbox->size; ++r) {
         tc_ifunc_ring_cleanup(&mbox->rx_rings[r]);
     }

@@ -56,7 +56,16 @@ typedef enum tc_ifunc_security {
     TC_IFUNC_SECURITY_LAST
 } tc_ifunc_security_t;
 
-/** UCX_TC_IFUNC_PLACEMENT: where injected code runs. */
+/**
+ * UCX_TC_IFUNC_PLACEMENT: where injected code runs.
+ *
+ * With `inplace` the code runs from the slot, which the sender can still
+ * write: `verify` checks the bytes before the call, but a peer that writes
+ * into a slot it does not own (ignoring its credits) could change them after
+ * the check. `copy` runs receiver-owned read+execute copies and has no such
+ * window. Jams with writable globals (TC_JAM_F_WRITABLE_DATA) need `inplace`
+ * and cannot be Cached.
+ */
 typedef enum tc_ifunc_placement {
     TC_IFUNC_PLACEMENT_COPY,    /**< copied into an RX code cache (W^X, default) */
     TC_IFUNC_PLACEMENT_INPLACE, /**< in the slot: RWX mailbox (paper's compact mode) */
