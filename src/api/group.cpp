@@ -224,21 +224,20 @@ public:
         if (status != UCS_OK) {
             return status;
         }
-        std::unique_lock<std::mutex> lock(mutex_);
+        std::unique_lock<std::mutex> lock = sender_lock();
         while (!slot_free(reserved_)) {
-            {
-                std::lock_guard<std::mutex> stats_lock(stats_mutex_);
-                ++stats_.window_stalls;
-            }
+            count(&group_stats::window_stalls);
             if (!block) {
                 return UCS_ERR_NO_RESOURCE;
             }
-            lock.unlock();
+            if (lock.owns_lock()) {
+                lock.unlock();
+            }
             status = wait_for_slot();
             if (status != UCS_OK) {
                 return status;
             }
-            lock.lock();
+            lock = sender_lock();
         }
         index = reserved_++;
         return UCS_OK;
@@ -299,11 +298,7 @@ public:
         if (closed_.load(std::memory_order_acquire)) {
             return UCS_ERR_NOT_CONNECTED;
         }
-        int64_t target;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            target = reserved_;
-        }
+        const int64_t target = reserved_.load();
         ucs_status_t status;
         if (threaded_) {
             flush_requested_.store(true, std::memory_order_release);
@@ -365,9 +360,11 @@ public:
 
     group_stats stats() const
     {
-        std::lock_guard<std::mutex> lock(stats_mutex_);
-        group_stats s = stats_;
-        s.puts        = pusher_.counts();
+        group_stats s;
+        for (auto field : kCounterFields) {
+            s.*field = __atomic_load_n(&(stats_.*field), __ATOMIC_RELAXED);
+        }
+        s.puts = pusher_.counts();
         return s;
     }
 
@@ -376,6 +373,21 @@ public:
 
 private:
     enum class flush_cause { full, deadline, idle, explicit_call };
+
+    static constexpr uint64_t group_stats::*kCounterFields[] = {
+            &group_stats::sent,           &group_stats::nulls_sent,
+            &group_stats::delivered,      &group_stats::callback_errors,
+            &group_stats::window_stalls,  &group_stats::batches,
+            &group_stats::batched_msgs,   &group_stats::flush_full,
+            &group_stats::flush_deadline, &group_stats::flush_idle,
+            &group_stats::flush_explicit};
+
+    /* Counters are written by the engine's and the senders' threads and
+     * read by anyone: relaxed atomics, no lock on the fast path. */
+    uint64_t count(uint64_t group_stats::*field, uint64_t n = 1)
+    {
+        return __atomic_fetch_add(&(stats_.*field), n, __ATOMIC_RELAXED);
+    }
 
     int64_t get(int member, sst::column<int64_t> c, size_t i = 0) const
     {
@@ -392,6 +404,12 @@ private:
         return reinterpret_cast<smc::slot_header*>(slot(sender, index));
     }
     int64_t pushed() const { return pushed_.load(std::memory_order_acquire); }
+
+    /* Only threaded senders share the sender state; one thread needs no lock. */
+    std::unique_lock<std::mutex> sender_lock() const
+    {
+        return threaded_ ? std::unique_lock<std::mutex>(mutex_) : std::unique_lock<std::mutex>();
+    }
 
     int64_t min_phase() const { return min_over_members(col_phase_); }
 
@@ -431,11 +449,7 @@ private:
         return min_over_members(col_delivered_) - 1 >= last;
     }
 
-    int64_t reserved_snapshot() const
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return reserved_;
-    }
+    int64_t reserved_snapshot() const { return reserved_.load(); }
 
     /* Wait for @a pred: by driving the engine, or (threaded) by yielding to
      * the engine's own thread. */
@@ -460,13 +474,17 @@ private:
         return status;
     }
 
+    /* Callers hold sender_lock(). free_until_ caches the first index whose
+     * slot may still hold a message not delivered everywhere; the SST is
+     * read again only when a sender reaches it. */
     bool slot_free(int64_t index) const
     {
-        if (index < w_) {
+        if (index < free_until_) {
             return true;
         }
-        int64_t previous = order::sequence_of(index - w_, my_sender_, s_);
-        return min_over_members(col_delivered_) - 1 >= previous;
+        const int64_t delivered_everywhere = min_over_members(col_delivered_) - 1;
+        free_until_ = order::count_through(delivered_everywhere, my_sender_, s_) + w_;
+        return index < free_until_;
     }
 
     ucs_status_t wait_for_slot()
@@ -481,7 +499,7 @@ private:
             flush_requested_.store(true, std::memory_order_release);
         }
         return wait_until([this] {
-            std::lock_guard<std::mutex> lock(mutex_);
+            auto lock = sender_lock();
             return slot_free(reserved_);
         });
     }
@@ -492,14 +510,7 @@ private:
         smc::slot_header h{static_cast<uint32_t>(size), flags, index};
         std::memcpy(slot(my_sender_, index), &h, sizeof(h));
         committed_flag_[index % w_].store(index + 1, std::memory_order_release);
-        {
-            std::lock_guard<std::mutex> lock(stats_mutex_);
-            if (flags & smc::SLOT_FLAG_NULL) {
-                stats_.nulls_sent += size;
-            } else {
-                ++stats_.sent;
-            }
-        }
+        count(&group_stats::sent);
         commits_since_poll_.fetch_add(1, std::memory_order_relaxed);
         if (threaded_) {
             if (urgent) {
@@ -581,16 +592,13 @@ private:
             status = table_->push(pusher_, col_sent_,
                                   only_nulls ? put_purpose::null_message : put_purpose::counter);
         }
-        {
-            std::lock_guard<std::mutex> lock(stats_mutex_);
-            ++stats_.batches;
-            stats_.batched_msgs += static_cast<uint64_t>(last - first);
-            switch (cause) {
-            case flush_cause::full: ++stats_.flush_full; break;
-            case flush_cause::deadline: ++stats_.flush_deadline; break;
-            case flush_cause::idle: ++stats_.flush_idle; break;
-            case flush_cause::explicit_call: ++stats_.flush_explicit; break;
-            }
+        count(&group_stats::batches);
+        count(&group_stats::batched_msgs, static_cast<uint64_t>(last - first));
+        switch (cause) {
+        case flush_cause::full: count(&group_stats::flush_full); break;
+        case flush_cause::deadline: count(&group_stats::flush_deadline); break;
+        case flush_cause::idle: count(&group_stats::flush_idle); break;
+        case flush_cause::explicit_call: count(&group_stats::flush_explicit); break;
         }
         oldest_pending_s_ = 0;
         /* loopback: our own messages are received here without a put */
@@ -613,7 +621,7 @@ private:
     {
         int64_t first, count;
         {
-            std::lock_guard<std::mutex> lock(mutex_);
+            auto lock = sender_lock();
             if (reserved_ != pushed() || (!threaded_ && pending_index_ >= 0)) {
                 return 0; /* messages of our own are on their way */
             }
@@ -650,13 +658,12 @@ private:
         commit_index_nopush(first, count);
     }
 
-    void commit_index_nopush(int64_t index, int64_t count)
+    void commit_index_nopush(int64_t index, int64_t run_length)
     {
-        smc::slot_header h{static_cast<uint32_t>(count), smc::SLOT_FLAG_NULL, index};
+        smc::slot_header h{static_cast<uint32_t>(run_length), smc::SLOT_FLAG_NULL, index};
         std::memcpy(slot(my_sender_, index), &h, sizeof(h));
         committed_flag_[index % w_].store(index + 1, std::memory_order_release);
-        std::lock_guard<std::mutex> lock(stats_mutex_);
-        stats_.nulls_sent += static_cast<uint64_t>(count);
+        count(&group_stats::nulls_sent, static_cast<uint64_t>(run_length));
     }
 
     /* How many of our turns lie below the highest sequence received. */
@@ -720,10 +727,7 @@ private:
             return;
         }
         const auto *h = header(sender, index);
-        {
-            std::lock_guard<std::mutex> lock(stats_mutex_);
-            ++stats_.delivered;
-        }
+        count(&group_stats::delivered);
         if (!params_.on_deliver) {
             return;
         }
@@ -740,8 +744,7 @@ private:
 
     void report_callback_error(const char *what)
     {
-        std::lock_guard<std::mutex> lock(stats_mutex_);
-        if (stats_.callback_errors++ == 0) {
+        if (count(&group_stats::callback_errors) == 0) {
             ucs_warn("group: delivery callback threw (%s); contained, delivery goes on", what);
         }
     }
@@ -915,6 +918,7 @@ private:
     /* sender side: reserved_ >= committed_ >= pushed_ */
     mutable std::mutex                       mutex_;          /* guards reserved_ */
     std::atomic<int64_t>                     reserved_{0};    /* written under mutex_ */
+    mutable int64_t                          free_until_ = 0; /* under mutex_ */
     int64_t                                  committed_ = 0;  /* engine's thread */
     std::atomic<int64_t>                     pushed_{0};
     std::unique_ptr<std::atomic<int64_t>[]>  committed_flag_; /* per slot: index + 1 */
@@ -932,8 +936,7 @@ private:
     std::atomic<bool>                        closed_{false};
     bool                                     failed_              = false;
     bool                                     malformed_logged_    = false;
-    mutable std::mutex                       stats_mutex_;
-    group_stats                              stats_;
+    group_stats                              stats_;  /* relaxed atomic updates */
 };
 
 /* --- group ------------------------------------------------------------- */
