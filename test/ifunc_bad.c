@@ -224,7 +224,9 @@ static void run_sender(sender_t *s, bad_case_t c)
             size = build_sum(s, TC_FRAME_LOCAL, seq);
             raw_put(s, seq % DEPTH, size, 1);
         }
-        tc_ifunc_mailbox_barrier(s->mbox);            /* receiver starts now */
+        /* landed (emulated puts need the flush), then the receiver starts */
+        tc_ifunc_mailbox_flush(s->mbox, 10.0);
+        tc_ifunc_mailbox_barrier(s->mbox);
         /* behave again: wait for the credits of the first lap, then resend */
         deadline = tc_ifunc_now() + 20;
         while ((*credit < DEPTH) && (tc_ifunc_now() < deadline)) {
@@ -241,6 +243,7 @@ static void run_sender(sender_t *s, bad_case_t c)
     send_bad(s, c, 1);
     size = build_sum(s, TC_FRAME_LOCAL, 2);
     raw_put(s, 2, size, 1);
+    tc_ifunc_mailbox_flush(s->mbox, 10.0);
     tc_ifunc_mailbox_barrier(s->mbox);
 }
 

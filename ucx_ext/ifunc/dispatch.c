@@ -182,23 +182,23 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
     uint64_t hash;
     void **got;
     khiter_t it;
-    int ret;
+    int ret, installed;
 
     if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
         snprintf(detail, detail_len, "injected code in local-only mode");
         return TC_IFUNC_REJECT_DISABLED;
     }
-    hash = tc_frame_span_hash(code, h->code_size, got_rel);
-    if (hash != h->code_hash) {
-        snprintf(detail, detail_len, "code hashes to %016" PRIx64 ", header says %016"
-                 PRIx64, hash, h->code_hash);
-        return TC_IFUNC_REJECT_HASH;
-    }
-
     pkg = tc_ifunc_pkg_find(h->pkg_id);
     if (pkg != NULL) {
         e = tc_ifunc_pkg_elem(pkg, h->element_id);
     }
+    /* the installed element, byte for byte: its hash was checked at load,
+     * so the hot path hashes nothing */
+    installed = (e != NULL) && (e->span_hash == h->code_hash) &&
+                (e->span_size == h->code_size) && (e->got_slot_offset == got_rel) &&
+                (e->entry_offset == entry_rel) && tc_ifunc_same_span(e, code, got_rel);
+    hash      = h->code_hash;
+
     if (rx->security == TC_IFUNC_SECURITY_VERIFY) {
         if (pkg == NULL) {
             snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
@@ -209,13 +209,13 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                      pkg->num_elements);
             return TC_IFUNC_REJECT_UNKNOWN_ELEMENT;
         }
-        if ((e->span_hash != hash) || (e->span_size != h->code_size) ||
-            (e->got_slot_offset != got_rel) || (e->entry_offset != entry_rel) ||
-            !tc_ifunc_same_span(e, code, got_rel)) {
+        if (!installed) {
             snprintf(detail, detail_len, "code is not the installed %s.%s", pkg->name,
                      e->name);
             return TC_IFUNC_REJECT_HASH;
         }
+    }
+    if (installed) {
         if (e->got == NULL) {
             snprintf(detail, detail_len, "%s.%s has unresolved externals", pkg->name,
                      e->name);
@@ -223,10 +223,15 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
         }
         got   = e->got;
         wdata = !!(e->flags & TC_JAM_F_WRITABLE_DATA);
-    } else if ((e != NULL) && (e->got != NULL) && (e->span_hash == hash) &&
-               (e->span_size == h->code_size) && (e->got_slot_offset == got_rel)) {
-        got = e->got;     /* trust, same build as installed: its GOT order */
     } else {
+        /* trust mode, code not installed here: check it against its hash,
+         * then link it from the names it carries */
+        hash = tc_frame_span_hash(code, h->code_size, got_rel);
+        if (hash != h->code_hash) {
+            snprintf(detail, detail_len, "code hashes to %016" PRIx64 ", header says "
+                     "%016" PRIx64, hash, h->code_hash);
+            return TC_IFUNC_REJECT_HASH;
+        }
         reason = TC_IFUNC_REJECT_NONE;
         got    = tc_ifunc_link(rx, ring, h, slot, &reason, detail, detail_len);
         if (got == NULL) {
