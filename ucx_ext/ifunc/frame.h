@@ -48,25 +48,30 @@
  *
  * Sequence: each (sender, receiver) ring numbers its frames 0, 1, 2, ...;
  * frame k lands in slot k mod depth. The signal word carries the magic and
- * the low 32 bits of seq, the trailer byte 0x80 | (seq & 0x7f), so a stale
- * frame of an earlier lap is never taken for the current one. A frame whose
+ * the low 32 bits of seq, the trailer byte 0x80 | (seq & 0x7f). A frame whose
  * seq is not the one the receiver expects in that slot was written by a
- * sender that ignored its credits: it is rejected.
+ * sender that ignored its credits: it is rejected. The receiver zeroes a
+ * slot's header and trailer when it frees it, so nothing of an earlier lap
+ * remains -- except bytes of a put that lands after its frame was already
+ * rejected as truncated; the trailer's 7 bits repeat every 128 frames, so
+ * in trailer mode such a late byte could complete a later frame early
+ * (TC_FRAME_F_CHECKSUM detects that).
  *
  * "Data, then signal" -- which ordering guarantee each variant uses
  * (UCX_TC_IFUNC_SIGNAL):
  *  - fence (default): put [8, frame_size) (header minus signal, body and
  *    trailer), ucp_worker_fence(), put the 8-byte signal word. UCP
  *    guarantees that operations after a fence become visible at the target
- *    after those before it, on every transport. A Cached frame puts the
- *    header and the [payload_offset, frame_size) range before the fence.
+ *    after those before it, on every transport. (A Cached hash-only frame
+ *    is one contiguous range too, see above.)
  *  - trailer (opt-in, the paper's): one put of [0, frame_size); the receiver
  *    sees the signal, reads frame_size, then waits for the trailer byte.
  *    This relies on one put landing in address order, which neither UCP, nor
  *    the shared-memory transports (memcpy may copy backwards or with
- *    non-temporal stores), nor InfiniBand promise. test_ifunc's
- *    trailer_soundness test measures it on the transport at hand (every
- *    frame checksummed) and reports the result; it does not assume it.
+ *    non-temporal stores), nor InfiniBand promise. The test
+ *    ifunc_procs.trailer_soundness (test/gtest/test_ifunc_procs.cc) measures
+ *    it on the transport at hand (every frame checksummed) and reports the
+ *    result; nothing assumes it.
  * In both variants the receiver checks the trailer; a frame whose trailer
  * has not arrived within UCX_TC_IFUNC_TRAILER_TIMEOUT is rejected as
  * truncated, without ever blocking the progress engine.

@@ -73,8 +73,8 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "How a sender orders a frame's data before its signal:\n"
      " fence   - put the frame, ucp_worker_fence(), put the signal word\n"
      " trailer - one put; the receiver waits for the trailing byte. Sound only\n"
-     "           where one put lands in address order (see test_ifunc's\n"
-     "           trailer_soundness test)",
+     "           where one put lands in address order (see the test\n"
+     "           ifunc_procs.trailer_soundness)",
      ucs_offsetof(tc_ifunc_config_t, signal),
      UCS_CONFIG_TYPE_ENUM(tc_ifunc_signal_names)},
 

@@ -353,6 +353,8 @@ void tc_ifunc_ucp_cleanup(tc_ifunc_ucp_t *ucp);
  * Configuration (UCX_TC_IFUNC_*)
  * ------------------------------------------------------------------------ */
 
+/** UCX_TC_IFUNC_*, read once per process (when the library loads); mailbox
+ *  parameters override them per mailbox. */
 typedef struct tc_ifunc_config {
     tc_ifunc_security_t  security;
     tc_ifunc_placement_t placement;
