@@ -1,0 +1,951 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The RDMC engine (protocol in engine.hpp).
+ *
+ * Threads: confined to the thread that drives the node's progress engine.
+ *
+ * Invariants (asserted where cheap):
+ *  - per root, a member has at most one active transfer, and handles that
+ *    root's transfers in index order;
+ *  - arrived[r][p] at us only grows, and never passes what the schedule says
+ *    p sends us in our accepted transfers of r;
+ *  - a pool buffer is reused only when its transfer is done here (all blocks
+ *    in, all our puts from it completed) and the application released it;
+ *  - at most one data put in flight per peer, and at most
+ *    max_sends_in_flight in all.
+ */
+#include "rdmc/engine.hpp"
+
+#include "sst/region.hpp"
+
+#include <ucs/sys/string.h>
+#include <ucs/debug/log_def.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <optional>
+#include <string>
+
+extern "C" ucs_status_t tc_rdmc_config_block(size_t *block_p); /* rdmc_config.c */
+
+namespace tc::rdmc {
+
+using sst::load_word;
+using sst::put_purpose;
+using sst::store_word;
+
+namespace {
+
+constexpr uint64_t kOfferSeqMask  = (uint64_t{1} << 24) - 1;
+constexpr int      kOfferSizeBits = 40;
+constexpr uint64_t kOfferSizeMask = (uint64_t{1} << kOfferSizeBits) - 1;
+constexpr uint64_t kSlotRoot      = 0xffff;  /* ready word of the root itself */
+constexpr unsigned kMaxBuffers    = 0xfffe;
+constexpr double   kCloseTimeoutS = 120.0;
+
+/* What every member must agree on, exchanged at creation. */
+struct engine_digest {
+    uint64_t max_message;
+    uint64_t block_size;
+    uint32_t buffers;
+    uint32_t kind;
+    uint32_t member_count;
+    uint32_t manual_accept;
+};
+
+[[noreturn]] void invariant_broken(const char *what)
+{
+    ucs_error("rdmc: invariant broken: %s", what);
+    std::abort();
+}
+
+} // namespace
+
+bool parse_size(const char *text, size_t &out)
+{
+    if (text == nullptr || *text == '\0') {
+        return false;
+    }
+    char *end;
+    errno                  = 0;
+    unsigned long long v   = std::strtoull(text, &end, 10);
+    if (errno != 0 || end == text) {
+        return false;
+    }
+    std::string unit(end);
+    for (auto &c : unit) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    unsigned long long mult = 1;
+    if (unit.empty() || unit == "b") {
+        mult = 1;
+    } else if (unit == "k" || unit == "kb" || unit == "kib") {
+        mult = 1ull << 10;
+    } else if (unit == "m" || unit == "mb" || unit == "mib") {
+        mult = 1ull << 20;
+    } else if (unit == "g" || unit == "gb" || unit == "gib") {
+        mult = 1ull << 30;
+    } else {
+        return false;
+    }
+    if (v > (~0ull) / mult) {
+        return false;
+    }
+    out = static_cast<size_t>(v * mult);
+    return true;
+}
+
+size_t block_size_from_env()
+{
+    size_t v = 0;
+    if (tc_rdmc_config_block(&v) != UCS_OK) {
+        return 0; /* UCX's parser logged the bad value */
+    }
+    if (v == 0 || v == UCS_MEMUNITS_INF || v == UCS_MEMUNITS_AUTO) {
+        ucs_error("rdmc: UCX_TC_RDMC_BLOCK must be a positive size (e.g. 1m, 256k)");
+        return 0;
+    }
+    return v;
+}
+
+class engine_impl {
+public:
+    engine_impl(ucp_node &node, const engine_params &params, size_t block, int me)
+        : node_(node), p_(params), block_(block), n_(static_cast<int>(params.members.size())),
+          me_(me), pusher_(node)
+    {
+        roots_.resize(n_);
+        for (auto &r : roots_) {
+            r.base.assign(n_, 0);
+            r.sent_to.assign(n_, 0);
+        }
+        slots_.resize(p_.buffers);
+        inflight_.assign(n_, {});
+        offers_seen_.assign(n_, 0);
+    }
+
+    ~engine_impl()
+    {
+        if (poller_id_ >= 0) {
+            tc_progress_poller_remove(node_.engine(), poller_id_);
+        }
+        for (auto &f : inflight_) {
+            if (f.request != nullptr) {
+                ucp_request_cancel(node_.worker(), f.request);
+                ucp_request_free(f.request);
+            }
+        }
+    }
+
+    /* Collective: register and exchange the control region and the pool. */
+    ucs_status_t init()
+    {
+        ucs_status_t status = map_and_exchange(control_words() * sizeof(int64_t), control_,
+                                               control_remotes_);
+        if (status != UCS_OK) {
+            return status;
+        }
+        status = map_and_exchange(p_.max_message * p_.buffers, pool_, pool_remotes_);
+        if (status != UCS_OK) {
+            return status;
+        }
+        status = tc_progress_poller_add(node_.engine(), &engine_impl::poll, this, &poller_id_);
+        if (status != UCS_OK) {
+            return status;
+        }
+        ucs_debug("rdmc: %d members, me %d, %s, block %zu, %u buffers of %zu bytes", n_, me_,
+                  schedule_name(p_.kind), block_, p_.buffers, p_.max_message);
+        return UCS_OK;
+    }
+
+    /* Non-members take part in the same collectives with nothing to share. */
+    static ucs_status_t take_part_as_outsider(ucp_node &node)
+    {
+        std::vector<std::vector<std::byte>> all;
+        ucs_status_t status = node.allgather_blobs({}, all);
+        if (status == UCS_OK) {
+            status = node.allgather_blobs({}, all);
+        }
+        return status;
+    }
+
+    /* --- API ------------------------------------------------------------ */
+
+    ucs_status_t send(std::span<const std::byte> data, int64_t *index_p)
+    {
+        if (closed_) {
+            ucs_error("rdmc: send after close");
+            return UCS_ERR_NOT_CONNECTED;
+        }
+        if (data.size() > p_.max_message) {
+            ucs_error("rdmc: message of %zu bytes exceeds the maximum of %zu", data.size(),
+                      p_.max_message);
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        if (data.size() > kOfferSizeMask) {
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        pending_send ps{data, -1, next_send_index_++};
+        /* from a pool buffer we handed out? then it is zero-copy with the memh */
+        const auto *base = static_cast<const std::byte*>(pool_->address());
+        if (data.data() >= base && data.data() < base + pool_->length()) {
+            ps.slot = static_cast<int>((data.data() - base) / p_.max_message);
+            slot &s = slots_[ps.slot];
+            if (s.state != slot_state::handed_out) {
+                ucs_error("rdmc: send from pool buffer %d, which was not handed out", ps.slot);
+                --next_send_index_;
+                return UCS_ERR_INVALID_PARAM;
+            }
+            s.state = slot_state::busy;
+            s.root  = me_;
+            s.index = ps.index;
+            s.held  = true;
+        }
+        if (index_p != nullptr) {
+            *index_p = ps.index;
+        }
+        send_queue_.push_back(ps);
+        return UCS_INPROGRESS;
+    }
+
+    ucs_status_t get_send_buffer(size_t size, std::span<std::byte> &buffer)
+    {
+        if (size > p_.max_message) {
+            ucs_error("rdmc: send buffer of %zu bytes exceeds the maximum of %zu", size,
+                      p_.max_message);
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        int s = free_slot();
+        if (s < 0) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        slots_[s].state = slot_state::handed_out;
+        buffer          = {slot_base(s), size};
+        return UCS_OK;
+    }
+
+    ucs_status_t accept(int root)
+    {
+        if (!p_.manual_accept) {
+            ucs_error("rdmc: accept() needs manual_accept");
+            return UCS_ERR_INVALID_PARAM;
+        }
+        if (root < 0 || root >= n_ || root == me_) {
+            ucs_error("rdmc: accept of root %d: not another member", root);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        accept_queue_.push_back(root);
+        return UCS_OK;
+    }
+
+    ucs_status_t release(int root, int64_t index)
+    {
+        for (size_t i = 0; i < slots_.size(); ++i) {
+            slot &s = slots_[i];
+            if (s.state != slot_state::free && s.held && s.root == root && s.index == index) {
+                s.held = false;
+                maybe_free(static_cast<int>(i));
+                return UCS_OK;
+            }
+        }
+        ucs_error("rdmc: release of (root %d, index %ld): no buffer holds it", root,
+                  static_cast<long>(index));
+        return UCS_ERR_NO_ELEM;
+    }
+
+    bool idle() const
+    {
+        if (!send_queue_.empty() || !accept_queue_.empty()) {
+            return false;
+        }
+        for (const auto &r : roots_) {
+            if (r.current || !r.offers.empty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    ucs_status_t wait_idle(double timeout_s)
+    {
+        auto done = [](void *arg) -> int {
+            auto *e = static_cast<engine_impl*>(arg);
+            return e->failed_ || e->idle();
+        };
+        ucs_status_t status = tc_progress_until(node_.engine(), done, this, timeout_s);
+        if (failed_) {
+            return UCS_ERR_IO_ERROR;
+        }
+        if (status != UCS_OK) {
+            ucs_error("rdmc: member %d not idle after %.0f s (%zu sends queued)", me_, timeout_s,
+                      send_queue_.size());
+        }
+        return status;
+    }
+
+    ucs_status_t close()
+    {
+        if (closed_) {
+            return UCS_OK;
+        }
+        closed_             = true;
+        ucs_status_t status = wait_idle(kCloseTimeoutS);
+        ucs_status_t flushed = pusher_.flush();
+        auto puts_done = [](void *arg) -> int {
+            auto *e = static_cast<engine_impl*>(arg);
+            e->reap_data_puts();
+            return e->data_in_flight_ == 0;
+        };
+        if (tc_progress_until(node_.engine(), puts_done, this, kCloseTimeoutS) != UCS_OK) {
+            flushed = UCS_ERR_TIMED_OUT;
+        }
+        /* every member has flushed before anyone unmaps */
+        ucs_status_t barrier = node_.barrier();
+        tc_progress_poller_remove(node_.engine(), poller_id_);
+        poller_id_ = -1;
+        return (status != UCS_OK) ? status : (flushed != UCS_OK) ? flushed : barrier;
+    }
+
+    engine_stats stats() const
+    {
+        engine_stats s  = stats_;
+        s.control_puts = pusher_.counts().total();
+        return s;
+    }
+
+    const sst::put_counts &control_put_counts() const { return pusher_.counts(); }
+    size_t block_size() const { return block_; }
+    size_t max_message() const { return p_.max_message; }
+    int my_index() const { return me_; }
+    int member_count() const { return n_; }
+    schedule_kind kind() const { return p_.kind; }
+
+private:
+    enum class slot_state : uint8_t { free, handed_out, busy };
+
+    struct slot {
+        slot_state state = slot_state::free;
+        bool       held  = false;  /* the application still holds it */
+        bool       done  = false;  /* its transfer finished here */
+        int        root  = -1;
+        int64_t    index = -1;
+    };
+
+    struct pending_send {
+        std::span<const std::byte> data;
+        int                        slot;
+        int64_t                    index;
+    };
+
+    struct source {
+        int                  peer;
+        std::vector<int64_t> blocks;  /* in the order the peer sends them */
+        size_t               seen = 0;
+    };
+
+    struct transfer {
+        int                        root;
+        int64_t                    index;
+        size_t                     size;
+        int64_t                    blocks;
+        int                        slot;         /* pool buffer, -1: the root's own memory */
+        const std::byte           *src;          /* where our sends read from */
+        std::byte                 *dst;          /* receivers: where blocks land */
+        std::vector<block_transfer> sends;       /* in step order */
+        size_t                     next_send = 0;
+        std::vector<source>        sources;
+        std::vector<uint8_t>       have;
+        int64_t                    have_count = 0;
+        int64_t                    expect     = 0;
+        unsigned                   puts_in_flight = 0;
+        bool                       complete   = false;  /* every block is here */
+    };
+
+    struct root_state {
+        std::unique_ptr<transfer>                     current;
+        int64_t                                       accepted = 0;  /* transfers accepted */
+        std::deque<std::pair<int64_t, size_t>>        offers;        /* seen, not accepted */
+        std::vector<int64_t>                          base;     /* arrived[r][p] before current */
+        std::vector<int64_t>                          sent_to;  /* our blocks to p, cumulative */
+    };
+
+    struct data_put {
+        void     *request = nullptr;
+        transfer *owner   = nullptr;
+    };
+
+    /* --- layout --- */
+    size_t control_words() const { return static_cast<size_t>(n_) * (1 + 2 * n_); }
+    size_t off_offer(int r) const { return static_cast<size_t>(r) * sizeof(int64_t); }
+    size_t off_ready(int r, int m) const
+    {
+        return (static_cast<size_t>(n_) + static_cast<size_t>(r) * n_ + m) * sizeof(int64_t);
+    }
+    size_t off_arrived(int r, int p) const
+    {
+        return (static_cast<size_t>(n_) * (1 + n_) + static_cast<size_t>(r) * n_ + p) *
+               sizeof(int64_t);
+    }
+    std::byte *control() const { return static_cast<std::byte*>(control_->address()); }
+    int64_t word(size_t off) const { return load_word(control() + off); }
+    std::byte *slot_base(int s) const
+    {
+        return static_cast<std::byte*>(pool_->address()) + static_cast<size_t>(s) * p_.max_message;
+    }
+
+    ucs_status_t map_and_exchange(size_t size, std::unique_ptr<registered_memory> &mine,
+                                  std::vector<remote_memory> &remotes)
+    {
+        mine = std::make_unique<registered_memory>(node_.context(), std::max<size_t>(size, 64));
+        std::vector<std::byte> descriptor;
+        if (mine->status() == UCS_OK) {
+            descriptor = mine->packed_descriptor();
+        }
+        std::vector<std::vector<std::byte>> all;
+        ucs_status_t status = node_.allgather_blobs(descriptor, all);
+        if (status != UCS_OK) {
+            return status;
+        }
+        remotes.clear();
+        remotes.resize(n_);
+        for (int m = 0; m < n_; ++m) {
+            const int rank = p_.members[m];
+            if (all[rank].empty()) {
+                ucs_error("rdmc: member rank %d could not register %zu bytes", rank, size);
+                return UCS_ERR_NO_MEMORY;
+            }
+            status = remote_memory_unpack(node_.ep(rank), all[rank], remotes[m]);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+        return UCS_OK;
+    }
+
+    ucs_status_t put_word(int member, size_t off, int64_t value)
+    {
+        const auto &r = control_remotes_[member];
+        return pusher_.put_copy(p_.members[member], &value, sizeof(value), r.address + off,
+                                r.rkey.get(), put_purpose::counter);
+    }
+
+    ucs_status_t put_word_to_all(size_t off, int64_t value)
+    {
+        store_word(control() + off, value);
+        for (int m = 0; m < n_; ++m) {
+            if (m == me_) {
+                continue;
+            }
+            ucs_status_t status = put_word(m, off, value);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+        return UCS_OK;
+    }
+
+    int free_slot() const
+    {
+        for (size_t i = 0; i < slots_.size(); ++i) {
+            if (slots_[i].state == slot_state::free) {
+                return static_cast<int>(i);
+            }
+        }
+        return -1;
+    }
+
+    void maybe_free(int s)
+    {
+        if (slots_[s].state == slot_state::busy && slots_[s].done && !slots_[s].held) {
+            slots_[s] = slot{};
+        }
+    }
+
+    /* --- starting transfers --- */
+
+    /* Our part of a transfer, from the schedule. */
+    std::unique_ptr<transfer> plan(int root, int64_t index, size_t size)
+    {
+        auto t    = std::make_unique<transfer>();
+        t->root   = root;
+        t->index  = index;
+        t->size   = size;
+        t->blocks = std::max<int64_t>(1, static_cast<int64_t>((size + block_ - 1) / block_));
+        auto s    = schedule::create(p_.kind, n_, root, t->blocks);
+        if (!s) {
+            invariant_broken("schedule for a valid transfer");
+        }
+        t->have.assign(static_cast<size_t>(t->blocks), root == me_ ? 1 : 0);
+        std::vector<int> source_of(n_, -1);
+        for (int64_t step = 0; step < s->steps(); ++step) {
+            const auto a = s->at(me_, step);
+            if (a.send.valid()) {
+                t->sends.push_back(a.send);
+            }
+            if (a.recv.valid()) {
+                int &i = source_of[a.recv.peer];
+                if (i < 0) {
+                    i = static_cast<int>(t->sources.size());
+                    t->sources.push_back({a.recv.peer, {}, 0});
+                }
+                t->sources[i].blocks.push_back(a.recv.block);
+                ++t->expect;
+            }
+        }
+        return t;
+    }
+
+    ucs_status_t start_send()
+    {
+        root_state &rs = roots_[me_];
+        if (rs.current || send_queue_.empty()) {
+            return UCS_OK;
+        }
+        const pending_send &ps = send_queue_.front();
+        /* every member accepted our previous transfer, so it has read its offer */
+        for (int m = 0; m < n_; ++m) {
+            if (m != me_ && (word(off_ready(me_, m)) >> 16) < ps.index) {
+                return UCS_OK;
+            }
+        }
+        auto t  = plan(me_, ps.index, ps.data.size());
+        t->slot = ps.slot;
+        t->src  = ps.data.data();
+        t->dst  = nullptr;
+        t->complete = true;
+        send_queue_.pop_front();
+        rs.current = std::move(t);
+        const uint64_t offer = (((static_cast<uint64_t>(ps.index) + 1) & kOfferSeqMask)
+                                << kOfferSizeBits) | ps.data.size();
+        store_word(control() + off_ready(me_, me_),
+                   static_cast<int64_t>(((ps.index + 1) << 16) | kSlotRoot));
+        return put_word_to_all(off_offer(me_), static_cast<int64_t>(offer));
+    }
+
+    /* New offers: a root offers i+1 only after we accepted i, so at most one. */
+    unsigned read_offers()
+    {
+        unsigned events = 0;
+        for (int r = 0; r < n_; ++r) {
+            if (r == me_) {
+                continue;
+            }
+            const auto w        = static_cast<uint64_t>(word(off_offer(r)));
+            const uint64_t next = (static_cast<uint64_t>(offers_seen_[r]) + 1) & kOfferSeqMask;
+            if ((w >> kOfferSizeBits) != next) {
+                continue;
+            }
+            const int64_t index = offers_seen_[r]++;
+            const size_t  size  = static_cast<size_t>(w & kOfferSizeMask);
+            roots_[r].offers.emplace_back(index, size);
+            if (!p_.manual_accept) {
+                accept_queue_.push_back(r);
+            }
+            if (p_.on_offer) {
+                p_.on_offer(r, index, size);
+            }
+            ++events;
+        }
+        return events;
+    }
+
+    /* Accept in queue order: each needs the root's offer, the root's previous
+     * transfer finished here, and a free buffer. */
+    ucs_status_t accept_next(unsigned &events)
+    {
+        while (!accept_queue_.empty()) {
+            const int r    = accept_queue_.front();
+            root_state &rs = roots_[r];
+            if (rs.current || rs.offers.empty()) {
+                return UCS_OK;
+            }
+            const auto [index, size] = rs.offers.front();
+            if (size > p_.max_message) {
+                ucs_error("rdmc: root %d offers %zu bytes, more than our buffers' %zu", r, size,
+                          p_.max_message);
+                return UCS_ERR_EXCEEDS_LIMIT;
+            }
+            const int s = free_slot();
+            if (s < 0) {
+                return UCS_OK;
+            }
+            accept_queue_.pop_front();
+            rs.offers.pop_front();
+            if (index != rs.accepted) {
+                invariant_broken("transfers of one root accepted out of order");
+            }
+            ++rs.accepted;
+            slots_[s] = {slot_state::busy, true, false, r, index};
+            auto t    = plan(r, index, size);
+            t->slot   = s;
+            t->src    = slot_base(s);
+            t->dst    = slot_base(s);
+            rs.current = std::move(t);
+            ++events;
+            ucs_status_t status = put_word_to_all(off_ready(r, me_),
+                                                  static_cast<int64_t>(((index + 1) << 16) | s));
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+        return UCS_OK;
+    }
+
+    /* --- moving blocks --- */
+
+    unsigned reap_data_puts()
+    {
+        unsigned done = 0;
+        for (auto &f : inflight_) {
+            if (f.request == nullptr) {
+                continue;
+            }
+            ucs_status_t status = ucp_request_check_status(f.request);
+            if (status == UCS_INPROGRESS) {
+                continue;
+            }
+            if (status != UCS_OK) {
+                ucs_error("rdmc: block put completed with error: %s", ucs_status_string(status));
+                failed_ = true;
+            }
+            ucp_request_free(f.request);
+            --f.owner->puts_in_flight;
+            --data_in_flight_;
+            f = {};
+            ++done;
+        }
+        return done;
+    }
+
+    ucs_status_t put_block(transfer &t, const block_transfer &op, uint64_t ready)
+    {
+        const int     peer   = op.peer;
+        const size_t  offset = static_cast<size_t>(op.block) * block_;
+        const size_t  len    = std::min(block_, t.size - std::min(t.size, offset));
+        const uint64_t buffer = ready & 0xffff;
+        const auto   &remote = pool_remotes_[peer];
+        if (len > 0) {
+            ucp_request_param_t param{};
+            const auto *pool_base = static_cast<const std::byte*>(pool_->address());
+            if (t.src >= pool_base && t.src < pool_base + pool_->length()) {
+                param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH;
+                param.memh         = pool_->memh();
+            }
+            ucs_status_ptr_t req = ucp_put_nbx(node_.ep(p_.members[peer]), t.src + offset, len,
+                                               remote.address + buffer * p_.max_message + offset,
+                                               remote.rkey.get(), &param);
+            if (UCS_PTR_IS_ERR(req)) {
+                ucs_error("rdmc: put of block %ld (%zu bytes) to member %d failed: %s",
+                          static_cast<long>(op.block), len, peer,
+                          ucs_status_string(UCS_PTR_STATUS(req)));
+                return UCS_PTR_STATUS(req);
+            }
+            if (req != nullptr) {
+                inflight_[peer] = {req, &t};
+                ++t.puts_in_flight;
+                ++data_in_flight_;
+            }
+            stats_.bytes_sent += len;
+        }
+        ++stats_.blocks_sent;
+        /* data, fence, signal: the counter is visible only after the block */
+        ucs_status_t status = pusher_.fence();
+        if (status != UCS_OK) {
+            return status;
+        }
+        const int64_t count = ++roots_[t.root].sent_to[peer];
+        return put_word(peer, off_arrived(t.root, me_), count);
+    }
+
+    ucs_status_t progress_sends(transfer &t, unsigned &events)
+    {
+        while (t.next_send < t.sends.size()) {
+            const auto &op = t.sends[t.next_send];
+            if (!t.have[static_cast<size_t>(op.block)]) {
+                return UCS_OK;
+            }
+            if (inflight_[op.peer].request != nullptr) {
+                ++stats_.peer_busy_waits;
+                return UCS_OK;
+            }
+            if (data_in_flight_ >= std::max(1u, p_.max_sends_in_flight)) {
+                return UCS_OK;
+            }
+            const auto ready = static_cast<uint64_t>(word(off_ready(t.root, op.peer)));
+            if (static_cast<int64_t>(ready >> 16) != t.index + 1) {
+                ++stats_.not_ready_waits;
+                return UCS_OK;
+            }
+            ucs_status_t status = put_block(t, op, ready);
+            if (status != UCS_OK) {
+                return status;
+            }
+            ++t.next_send;
+            ++events;
+        }
+        return UCS_OK;
+    }
+
+    ucs_status_t progress_receives(transfer &t, root_state &rs, unsigned &events)
+    {
+        for (auto &src : t.sources) {
+            const int64_t count = word(off_arrived(t.root, src.peer)) - rs.base[src.peer];
+            if (count > static_cast<int64_t>(src.blocks.size())) {
+                ucs_error("rdmc: member %d signalled %ld blocks of (root %d, index %ld), the "
+                          "schedule says %zu", src.peer, static_cast<long>(count), t.root,
+                          static_cast<long>(t.index), src.blocks.size());
+                return UCS_ERR_IO_ERROR;
+            }
+            while (static_cast<int64_t>(src.seen) < count) {
+                const int64_t b = src.blocks[src.seen++];
+                if (t.have[static_cast<size_t>(b)]) {
+                    invariant_broken("a block arrived twice");
+                }
+                t.have[static_cast<size_t>(b)] = 1;
+                ++t.have_count;
+                ++stats_.blocks_received;
+                ++events;
+            }
+        }
+        return UCS_OK;
+    }
+
+    transfer_info info(const transfer &t) const
+    {
+        return {t.root, p_.members[t.root], t.index,
+                {t.root == me_ ? t.src : t.dst, t.size}};
+    }
+
+    template<class F> void run_callback(const F &cb, const transfer_info &ti)
+    {
+        if (!cb) {
+            return;
+        }
+        try {
+            cb(ti);
+        } catch (const std::exception &e) {
+            report_callback_error(e.what());
+        } catch (...) {
+            report_callback_error("unknown exception");
+        }
+    }
+
+    void report_callback_error(const char *what)
+    {
+        if (callback_errors_++ == 0) {
+            ucs_warn("rdmc: callback threw (%s); contained", what);
+        }
+    }
+
+    ucs_status_t progress_transfer(int r, unsigned &events)
+    {
+        root_state &rs = roots_[r];
+        transfer   &t  = *rs.current;
+        ucs_status_t status = progress_receives(t, rs, events);
+        if (status == UCS_OK) {
+            status = progress_sends(t, events);
+        }
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (!t.complete && t.have_count == t.expect) {
+            t.complete = true;
+            ++stats_.transfers_received;
+            stats_.bytes_received += t.size;
+            const transfer_info ti = info(t);
+            if (p_.auto_release) {
+                slots_[t.slot].held = false;
+            }
+            run_callback(p_.on_receive, ti);
+            ++events;
+        }
+        if (!t.complete || t.next_send < t.sends.size() || t.puts_in_flight != 0) {
+            return UCS_OK;
+        }
+        /* done here: the next transfer of this root may start */
+        std::unique_ptr<transfer> done = std::move(rs.current);
+        for (const auto &src : done->sources) {
+            rs.base[src.peer] += static_cast<int64_t>(src.blocks.size());
+        }
+        if (done->slot >= 0) {
+            slots_[done->slot].done = true;
+            if (r == me_ && p_.auto_release) {
+                slots_[done->slot].held = false;
+            }
+        }
+        if (r == me_) {
+            ++stats_.transfers_sent;
+            run_callback(p_.on_sent, info(*done));
+        }
+        if (done->slot >= 0) {
+            maybe_free(done->slot);
+        }
+        ++events;
+        return UCS_OK;
+    }
+
+    unsigned poll_once()
+    {
+        unsigned events = reap_data_puts() + pusher_.reap();
+        events += read_offers();
+        ucs_status_t status = accept_next(events);
+        if (status == UCS_OK) {
+            status = start_send();
+        }
+        for (int r = 0; r < n_ && status == UCS_OK; ++r) {
+            if (roots_[r].current) {
+                status = progress_transfer(r, events);
+            }
+        }
+        if (status == UCS_OK && !roots_[me_].current && !send_queue_.empty()) {
+            status = start_send();   /* the previous one may have just finished */
+        }
+        if (status != UCS_OK && !failed_) {
+            failed_ = true;
+            ucs_error("rdmc: protocol error %s; member %d stops", ucs_status_string(status), me_);
+        }
+        return events;
+    }
+
+    static unsigned poll(void *arg)
+    {
+        auto *e = static_cast<engine_impl*>(arg);
+        return e->failed_ ? 0 : e->poll_once();
+    }
+
+    ucp_node                            &node_;
+    engine_params                       p_;
+    size_t                              block_;
+    int                                 n_;
+    int                                 me_;
+    sst::pusher                         pusher_;
+    std::unique_ptr<registered_memory>  control_, pool_;
+    std::vector<remote_memory>          control_remotes_, pool_remotes_;
+    std::vector<root_state>             roots_;
+    std::vector<slot>                   slots_;
+    std::vector<data_put>               inflight_;  /* by peer */
+    unsigned                            data_in_flight_ = 0;
+    std::vector<int64_t>                offers_seen_;
+    std::deque<int>                     accept_queue_;
+    std::deque<pending_send>            send_queue_;
+    int64_t                             next_send_index_ = 0;
+    int                                 poller_id_       = -1;
+    bool                                closed_          = false;
+    bool                                failed_          = false;
+    uint64_t                            callback_errors_ = 0;
+    engine_stats                        stats_;
+};
+
+/* --- engine --------------------------------------------------------------- */
+
+engine::engine(std::unique_ptr<engine_impl> impl) : impl_(std::move(impl)) {}
+
+engine::~engine() = default;
+
+ucs_status_t engine::create(ucp_node &node, const engine_params &params,
+                            std::unique_ptr<engine> &out)
+{
+    out.reset();
+    auto me = std::find(params.members.begin(), params.members.end(), node.rank());
+    const bool member = (me != params.members.end());
+
+    const char *local_error = nullptr;
+    size_t block            = params.block_size ? params.block_size : block_size_from_env();
+    if (member) {
+        if (params.members.empty() || params.max_message == 0 || params.buffers == 0 ||
+            params.buffers > kMaxBuffers || block == 0) {
+            local_error = "members, max_message, buffers and the block size must be positive";
+        }
+        for (int m : params.members) {
+            if (m < 0 || m >= node.size() ||
+                std::count(params.members.begin(), params.members.end(), m) != 1) {
+                local_error = "members must be distinct bootstrap ranks";
+            }
+        }
+    }
+
+    std::vector<std::byte> digest;
+    if (member) {
+        engine_digest d{params.max_message, block, params.buffers,
+                        static_cast<uint32_t>(params.kind),
+                        static_cast<uint32_t>(params.members.size()), params.manual_accept};
+        digest.resize(sizeof(d) + params.members.size() * sizeof(int32_t));
+        std::memcpy(digest.data(), &d, sizeof(d));
+        for (size_t i = 0; i < params.members.size(); ++i) {
+            int32_t v = params.members[i];
+            std::memcpy(digest.data() + sizeof(d) + i * sizeof(v), &v, sizeof(v));
+        }
+        if (local_error != nullptr) {
+            digest = {std::byte{0}};
+        }
+    }
+    std::vector<std::vector<std::byte>> all;
+    ucs_status_t status = node.allgather_blobs(digest, all);
+    if (status != UCS_OK) {
+        return status;
+    }
+    bool mismatch = false;
+    const std::vector<std::byte> *reference = nullptr;
+    for (const auto &d : all) {
+        if (d.empty()) {
+            continue;
+        }
+        if (reference == nullptr) {
+            reference = &d;
+        }
+        mismatch = mismatch || (d != *reference) || d.size() < sizeof(engine_digest);
+    }
+    if (local_error != nullptr) {
+        ucs_error("rdmc: invalid parameters: %s", local_error);
+    } else if (mismatch && member) {
+        ucs_error("rdmc: parameters differ between members (block size, buffers, schedule, "
+                  "max message or member list)");
+    }
+    if (local_error != nullptr || mismatch) {
+        /* everyone saw the same blobs: everyone stops here */
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (!member) {
+        return engine_impl::take_part_as_outsider(node);
+    }
+    auto impl = std::make_unique<engine_impl>(node, params, block,
+                                              static_cast<int>(me - params.members.begin()));
+    status = impl->init();
+    if (status != UCS_OK) {
+        return status;
+    }
+    out = std::make_unique<engine>(std::move(impl));
+    return UCS_OK;
+}
+
+ucs_status_t engine::send(std::span<const std::byte> data, int64_t *index_p)
+{
+    return impl_->send(data, index_p);
+}
+
+ucs_status_t engine::get_send_buffer(size_t size, std::span<std::byte> &buffer)
+{
+    return impl_->get_send_buffer(size, buffer);
+}
+
+ucs_status_t engine::accept(int root) { return impl_->accept(root); }
+ucs_status_t engine::release(int root, int64_t index) { return impl_->release(root, index); }
+bool engine::idle() const { return impl_->idle(); }
+ucs_status_t engine::wait_idle(double timeout_s) { return impl_->wait_idle(timeout_s); }
+ucs_status_t engine::close() { return impl_->close(); }
+engine_stats engine::stats() const { return impl_->stats(); }
+sst::put_counts engine::control_put_counts() const { return impl_->control_put_counts(); }
+size_t engine::block_size() const { return impl_->block_size(); }
+size_t engine::max_message() const { return impl_->max_message(); }
+int engine::my_index() const { return impl_->my_index(); }
+int engine::member_count() const { return impl_->member_count(); }
+schedule_kind engine::kind() const { return impl_->kind(); }
+
+} // namespace tc::rdmc
