@@ -93,6 +93,15 @@ static ucs_config_field_t tc_config_table[] = {
      "long (0: on every pass of the progress engine).",
      ucs_offsetof(tc_config_t, smc_flush), UCS_CONFIG_TYPE_TIME},
 
+    {"HEARTBEAT_INTERVAL", "10ms",
+     "Replication groups: how often a member pushes its heartbeat through the SST.",
+     ucs_offsetof(tc_config_t, heartbeat), UCS_CONFIG_TYPE_TIME},
+
+    {"SUSPECT_TIMEOUT", "1s",
+     "Replication groups: a member whose heartbeat has not moved for this long\n"
+     "is suspected, the group wedges and installs a view without it.",
+     ucs_offsetof(tc_config_t, suspect_timeout), UCS_CONFIG_TYPE_TIME},
+
     {NULL}
 };
 

@@ -142,22 +142,28 @@ public:
         batch_        = std::max(1u, std::min(params.batch.value_or(config.smc_batch), w_));
         flush_s_      = params.flush_us ? *params.flush_us * 1e-6 : config.smc_flush;
         threaded_     = params.threaded_senders;
-        /* received, published and delivered are adjacent: one report put */
+        heartbeat_s_  = config.heartbeat;
+        suspect_s_    = config.suspect_timeout;
+        /* Columns are laid out for the creation view (original member and
+         * sender indexes) and keep those positions in later views.
+         * received, published and delivered are adjacent: one report put. */
         col_sent_      = row_.add<int64_t>();
         col_received_  = row_.add<int64_t>(s_);
         col_published_ = row_.add<int64_t>();
         col_delivered_ = row_.add<int64_t>();
         col_phase_     = row_.add<int64_t>();
-        for (int i = 0; i < s_; ++i) {
-            sender_member_.push_back(static_cast<int>(
-                    std::find(view_.members.begin(), view_.members.end(), view_.senders[i]) -
-                    view_.members.begin()));
-            if (view_.senders[i] == node.rank()) {
-                my_sender_ = i;
-            }
-        }
-        received_.assign(s_, 0);
+        col_epoch_     = row_.add<int64_t>();   /* epoch of this row's counters */
+        col_heartbeat_ = row_.add<int64_t>();
+        col_suspected_ = row_.add<int64_t>();   /* bitmask of original members */
+        col_wedged_    = row_.add<int64_t>();   /* epoch wedged in, 0: not */
+        col_trim_      = row_.add<int64_t>(s_); /* per original sender */
+        col_trim_epoch_ = row_.add<int64_t>();  /* epoch of the trim above */
+        col_done_      = row_.add<int64_t>();   /* epoch whose trim is delivered */
+        original_members_ = view_.members;
+        original_senders_ = view_.senders;
+        s0_ = s_;
         null_slot_.assign(static_cast<size_t>(s_) * w_, 0);
+        map_view();
         committed_flag_ = std::make_unique<std::atomic<int64_t>[]>(w_);
         for (unsigned i = 0; i < w_; ++i) {
             committed_flag_[i].store(0, std::memory_order_relaxed);
@@ -175,6 +181,12 @@ public:
             return status;
         }
         me_ = table_->my_index();
+        pusher_.on_peer_error([this](int rank) { put_failed_rank_.push_back(rank); });
+        const double now = now_s();
+        last_seen_.assign(original_members_.size(), now);
+        seen_heartbeat_.assign(original_members_.size(), 0);
+        last_heartbeat_s_ = now;
+        set(col_epoch_, epoch_);
         add_protocol_predicates();
         status = tc_progress_poller_add(node_.engine(), &group_impl::poll, this, &poller_id_);
         if (status != UCS_OK) {
@@ -201,6 +213,11 @@ public:
 
     ucs_status_t check_send(size_t size) const
     {
+        if (expelled_ || minority_) {
+            ucs_error("group: %s: this member can no longer send",
+                      expelled_ ? "expelled from the group" : "left in a minority partition");
+            return UCS_ERR_REJECTED;
+        }
         if (closed_.load(std::memory_order_acquire)) {
             ucs_error("group: send after close");
             return UCS_ERR_NOT_CONNECTED;
@@ -223,6 +240,16 @@ public:
         ucs_status_t status = check_send(size);
         if (status != UCS_OK) {
             return status;
+        }
+        if (wedged_) {
+            /* a view change is under way: the send goes into the next view */
+            status = wait_until([this] { return !wedged_ || expelled_ || minority_; });
+            if (status != UCS_OK) {
+                return status;
+            }
+            if ((status = check_send(size)) != UCS_OK) {
+                return status;
+            }
         }
         std::unique_lock<std::mutex> lock = sender_lock();
         while (!slot_free(reserved_)) {
@@ -380,7 +407,8 @@ private:
             &group_stats::window_stalls,  &group_stats::batches,
             &group_stats::batched_msgs,   &group_stats::flush_full,
             &group_stats::flush_deadline, &group_stats::flush_idle,
-            &group_stats::flush_explicit};
+            &group_stats::flush_explicit, &group_stats::views,
+            &group_stats::trimmed};
 
     /* Counters are written by the engine's and the senders' threads and
      * read by anyone: relaxed atomics, no lock on the fast path. */
@@ -389,15 +417,39 @@ private:
         return __atomic_fetch_add(&(stats_.*field), n, __ATOMIC_RELAXED);
     }
 
-    int64_t get(int member, sst::column<int64_t> c, size_t i = 0) const
+    /* @a row is an original member index. Counters of a row still in an
+     * older (or newer) epoch read as zero: they belong to another view. The
+     * epoch is read first; a member resets its counters, fences, then
+     * publishes its new epoch. */
+    int64_t get(int row, sst::column<int64_t> c, size_t i = 0) const
     {
-        return table_->get(member, c, i);
+        if (is_counter(c) && row != me_ && table_->get(row, col_epoch_) != epoch_) {
+            return 0;
+        }
+        return table_->get(row, c, i);
+    }
+    int64_t raw(int row, sst::column<int64_t> c, size_t i = 0) const
+    {
+        return table_->get(row, c, i);
+    }
+    bool is_counter(sst::column<int64_t> c) const
+    {
+        return c.offset >= col_sent_.offset && c.offset < col_phase_.offset;
     }
     void set(sst::column<int64_t> c, int64_t v, size_t i = 0) { table_->set(c, i, v); }
-    int64_t min_over_members(sst::column<int64_t> c) const { return table_->min_over_members(c); }
+    /* over the members of the current view */
+    int64_t min_over_members(sst::column<int64_t> c) const
+    {
+        int64_t m = INT64_MAX;
+        for (int row : view_rows_) {
+            m = std::min(m, get(row, c));
+        }
+        return m;
+    }
+    /* view sender @a sender's slot @a index, at its original position */
     std::byte *slot(int sender, int64_t index) const
     {
-        return slots_->base() + (sender * w_ + index % w_) * stride_;
+        return slots_->base() + (orig_sender_[sender] * w_ + index % w_) * stride_;
     }
     smc::slot_header *header(int sender, int64_t index) const
     {
@@ -679,6 +731,342 @@ private:
         return (highest > my_next) ? order::count_through(highest, my_sender_, s_) - reserved_ : 0;
     }
 
+    /* --- views and failures -------------------------------------------- */
+
+    /* Index maps of the current view onto the creation layout. */
+    void map_view()
+    {
+        auto index_in = [](const std::vector<int> &v, int x) {
+            return static_cast<int>(std::find(v.begin(), v.end(), x) - v.begin());
+        };
+        n_ = static_cast<int>(view_.members.size());
+        s_ = static_cast<int>(view_.senders.size());
+        view_rows_.clear();
+        for (int m : view_.members) {
+            view_rows_.push_back(index_in(original_members_, m));
+        }
+        sender_member_.clear();
+        orig_sender_.clear();
+        my_sender_ = -1;
+        for (int i = 0; i < s_; ++i) {
+            sender_member_.push_back(index_in(original_members_, view_.senders[i]));
+            orig_sender_.push_back(index_in(original_senders_, view_.senders[i]));
+            if (view_.senders[i] == node_.rank()) {
+                my_sender_ = i;
+            }
+        }
+        received_.assign(s_, 0);
+    }
+
+    uint64_t view_mask() const
+    {
+        uint64_t mask = 0;
+        for (int row : view_rows_) {
+            mask |= uint64_t(1) << row;
+        }
+        return mask;
+    }
+
+    uint64_t suspected() const { return static_cast<uint64_t>(raw(me_, col_suspected_)); }
+
+    std::vector<int> survivors() const
+    {
+        std::vector<int> rows;
+        for (int row : view_rows_) {
+            if (!(suspected() & (uint64_t(1) << row))) {
+                rows.push_back(row);
+            }
+        }
+        return rows;
+    }
+
+    int leader() const
+    {
+        auto rows = survivors();
+        return rows.empty() ? -1 : rows.front();
+    }
+
+    void suspect(int row, const char *why)
+    {
+        const uint64_t bit = uint64_t(1) << row;
+        if (row == me_ || (suspected() & bit)) {
+            return;
+        }
+        ucs_diag("group: epoch %ld: suspecting rank %d (%s)", static_cast<long>(epoch_),
+                 original_members_[row], why);
+        set(col_suspected_, static_cast<int64_t>(suspected() | bit));
+        fail_on(table_->push(pusher_, col_suspected_, put_purpose::other));
+    }
+
+    /* Heartbeats, timeouts and endpoint errors; suspicion spreads through
+     * the SST: every member ORs every view member's mask into its own. */
+    unsigned watch_members()
+    {
+        const double now = now_s();
+        unsigned events  = 0;
+        if (now - last_heartbeat_s_ >= heartbeat_s_) {
+            last_heartbeat_s_ = now;
+            set(col_heartbeat_, raw(me_, col_heartbeat_) + 1);
+            fail_on(table_->push(pusher_, col_heartbeat_, put_purpose::heartbeat));
+        }
+        for (int rank : put_failed_rank_) {
+            int row = static_cast<int>(std::find(original_members_.begin(),
+                                                 original_members_.end(), rank) -
+                                       original_members_.begin());
+            if (row < static_cast<int>(original_members_.size())) {
+                suspect(row, "put failed");
+            }
+        }
+        put_failed_rank_.clear();
+        for (int row : view_rows_) {
+            const int64_t hb = raw(row, col_heartbeat_);
+            if (row != me_ && hb != seen_heartbeat_[row]) {
+                seen_heartbeat_[row] = hb;
+                last_seen_[row]      = now;
+            }
+        }
+        /* expelled: a member we still trust suspects us (after a stall, say);
+         * checked before our own timeouts, which a stall also trips */
+        for (int row : view_rows_) {
+            if (row != me_ && !(suspected() & (uint64_t(1) << row)) &&
+                ((raw(row, col_suspected_) >> me_) & 1)) {
+                expelled_ = true;
+                ucs_error("group: expelled from the group in epoch %ld: rank %d suspects this "
+                          "member; it stops and its calls fail", static_cast<long>(epoch_),
+                          original_members_[row]);
+                return 1;
+            }
+        }
+        uint64_t spread = 0;
+        for (int row : view_rows_) {
+            if (row == me_) {
+                continue;
+            }
+            if (now - last_seen_[row] > suspect_s_) {
+                suspect(row, "no heartbeat");
+            }
+            if (node_.peer_failed(original_members_[row])) {
+                suspect(row, "endpoint error");
+            }
+            spread |= static_cast<uint64_t>(raw(row, col_suspected_));
+        }
+        spread &= ~(uint64_t(1) << me_);
+        if ((spread | suspected()) != suspected()) {
+            set(col_suspected_, static_cast<int64_t>(spread | suspected()));
+            fail_on(table_->push(pusher_, col_suspected_, put_purpose::other));
+            ++events;
+        }
+        return events;
+    }
+
+    bool must_wedge() const { return !wedged_ && (suspected() & view_mask()); }
+
+    /* Stop sending, receiving and delivering; say so in the SST. */
+    unsigned wedge()
+    {
+        wedged_ = true;
+        wedge_started_s_ = now_s();
+        ucs_diag("group: epoch %ld wedged", static_cast<long>(epoch_));
+        set(col_wedged_, epoch_);
+        fail_on(table_->push(pusher_, col_wedged_, put_purpose::other));
+        return 1;
+    }
+
+    /* The leader of the survivors publishes the ragged trim: per sender, the
+     * fewest messages any survivor received. A trim some survivor already
+     * adopted wins, so a new leader repeats an old leader's decision. */
+    unsigned lead_cleanup()
+    {
+        auto rows = survivors();
+        if (2 * rows.size() <= view_rows_.size()) {
+            if (!minority_) {
+                minority_ = true;
+                ucs_error("group: epoch %ld: only %zu of %zu members left: a minority "
+                          "cannot install a view; wedged", static_cast<long>(epoch_),
+                          rows.size(), view_rows_.size());
+            }
+            return 0;
+        }
+        if (raw(me_, col_trim_epoch_) == epoch_) {
+            return 0;
+        }
+        for (int row : rows) {
+            if (raw(row, col_wedged_) != epoch_) {
+                return 0; /* not all survivors have frozen their counters yet */
+            }
+        }
+        std::vector<int64_t> trim(s0_, INT64_MAX);
+        int adopted = -1;
+        for (int row : rows) {
+            if (raw(row, col_trim_epoch_) == epoch_) {
+                adopted = row;
+            }
+        }
+        for (int s = 0; s < s_; ++s) {
+            for (int row : rows) {
+                const int o = orig_sender_[s];
+                trim[o] = std::min(trim[o], adopted >= 0 ? raw(adopted, col_trim_, o) :
+                                                           get(row, col_received_, o));
+            }
+        }
+        publish_trim(trim);
+        return 1;
+    }
+
+    void publish_trim(const std::vector<int64_t> &trim)
+    {
+        for (int o = 0; o < s0_; ++o) {
+            set(col_trim_, trim[o] == INT64_MAX ? 0 : trim[o], o);
+        }
+        set(col_trim_epoch_, epoch_);
+        fail_on(table_->push(pusher_, col_trim_, col_trim_epoch_, put_purpose::other));
+    }
+
+    /* Adopt the leader's trim; once every survivor shows the same one,
+     * deliver up to it in sequence order and discard the rest. */
+    unsigned follow_cleanup()
+    {
+        const int lead = leader();
+        if (lead < 0 || minority_ || trim_applied_ || raw(lead, col_trim_epoch_) != epoch_) {
+            return 0;
+        }
+        bool same_as_leader = raw(me_, col_trim_epoch_) == epoch_;
+        for (int o = 0; o < s0_ && same_as_leader; ++o) {
+            same_as_leader = raw(me_, col_trim_, o) == raw(lead, col_trim_, o);
+        }
+        if (!same_as_leader) {
+            std::vector<int64_t> trim(s0_);
+            for (int o = 0; o < s0_; ++o) {
+                trim[o] = raw(lead, col_trim_, o);
+            }
+            publish_trim(trim);
+            return 1;
+        }
+        for (int row : survivors()) {
+            if (raw(row, col_trim_epoch_) != epoch_) {
+                return 0;
+            }
+            for (int o = 0; o < s0_; ++o) {
+                if (raw(row, col_trim_, o) != raw(me_, col_trim_, o)) {
+                    return 0;
+                }
+            }
+        }
+        deliver_ragged_edge();
+        trim_applied_ = true;
+        set(col_done_, epoch_);
+        fail_on(table_->push(pusher_, col_done_, put_purpose::other));
+        return 1;
+    }
+
+    void deliver_ragged_edge()
+    {
+        int64_t delivered = get(me_, col_delivered_) - 1;
+        int64_t last      = -1;
+        for (int s = 0; s < s_; ++s) {
+            const int64_t t = raw(me_, col_trim_, orig_sender_[s]);
+            if (t > 0) {
+                last = std::max(last, order::sequence_of(t - 1, s, s_));
+            }
+        }
+        uint64_t trimmed = 0;
+        for (int s = 0; s < s_; ++s) {
+            trimmed += static_cast<uint64_t>(received_[s] - raw(me_, col_trim_, orig_sender_[s]));
+        }
+        for (int64_t seq = delivered + 1; seq <= last; ++seq) {
+            const int s       = order::sender_of(seq, s_);
+            const int64_t idx = order::index_of(seq, s_);
+            if (idx < raw(me_, col_trim_, orig_sender_[s]) &&
+                params_.mode == delivery_mode::ordered) {
+                deliver_one(s, idx, seq);
+            }
+        }
+        count(&group_stats::trimmed, trimmed);
+        ucs_diag("group: epoch %ld: delivered up to the trim, %lu received messages beyond it "
+                 "discarded", static_cast<long>(epoch_), static_cast<unsigned long>(trimmed));
+    }
+
+    bool all_survivors_done() const
+    {
+        if (!trim_applied_) {
+            return false;
+        }
+        for (int row : survivors()) {
+            if (raw(row, col_done_) != epoch_) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /* Every survivor delivered the same prefix: move on together. */
+    unsigned install_next_view()
+    {
+        std::vector<int> members, senders;
+        for (int row : survivors()) {
+            members.push_back(original_members_[row]);
+        }
+        for (int rank : view_.senders) {
+            if (std::find(members.begin(), members.end(), rank) != members.end()) {
+                senders.push_back(rank);
+            }
+        }
+        const double took = now_s() - wedge_started_s_;
+        {
+            auto lock = sender_lock();
+            /* our counters restart for the new epoch: reset, fence, then the
+             * epoch, so that nobody reads old counters as new ones */
+            for (auto c : {col_sent_, col_published_, col_delivered_}) {
+                set(c, 0);
+            }
+            for (int o = 0; o < s0_; ++o) {
+                set(col_received_, 0, o);
+            }
+            fail_on(table_->push(pusher_, col_sent_, col_delivered_, put_purpose::other));
+            fail_on(pusher_.fence());
+            ++epoch_;
+            set(col_epoch_, epoch_);
+            set(col_wedged_, 0);
+            std::vector<bool> active(original_members_.size(), false);
+            for (int rank : members) {
+                active[std::find(original_members_.begin(), original_members_.end(), rank) -
+                       original_members_.begin()] = true;
+            }
+            table_->set_active(active);
+            slots_->set_active(active);
+            fail_on(table_->push(pusher_, col_epoch_, col_heartbeat_, put_purpose::other));
+
+            view_.epoch   = epoch_;
+            view_.members = members;
+            view_.senders = senders;
+            map_view();
+            reserved_   = 0;
+            committed_  = 0;
+            pushed_     = 0;
+            free_until_ = 0;
+            for (unsigned i = 0; i < w_; ++i) {
+                committed_flag_[i].store(0, std::memory_order_relaxed);
+            }
+            std::fill(null_slot_.begin(), null_slot_.end(), 0);
+            wedged_       = false;
+            trim_applied_ = false;
+            report_due_   = delivery_report_due_ = false;
+            oldest_pending_s_ = 0;
+        }
+        const double now = now_s();
+        std::fill(last_seen_.begin(), last_seen_.end(), now);
+        count(&group_stats::views);
+        ucs_diag("group: installed epoch %ld with %d members, %.3f ms after the wedge",
+                 static_cast<long>(epoch_), n_, took * 1e3);
+        last_view_change_ms_.store(took * 1e3);
+        if (params_.on_view) {
+            params_.on_view(view_);
+        }
+        return 1;
+    }
+
+    bool active() const { return !wedged_ && !expelled_ && !minority_; }
+
     /* --- receiving and delivery ----------------------------------------- */
 
     /* Take message @a index of @a sender (or a null run starting there);
@@ -702,10 +1090,10 @@ private:
             return -1;
         }
         for (int64_t i = index; i < index + count; ++i) {
-            null_slot_[sender * w_ + i % w_] = is_null;
+            null_slot_[orig_sender_[sender] * w_ + i % w_] = is_null;
         }
         received_[sender] = index + count;
-        set(col_received_, received_[sender], sender);
+        set(col_received_, received_[sender], orig_sender_[sender]);
         set(col_published_, order::contiguous_received(received_) + 1);
         if (params_.mode == delivery_mode::raw && !is_null) {
             deliver_one(sender, index, order::sequence_of(index, sender, s_));
@@ -723,7 +1111,7 @@ private:
 
     void deliver_one(int sender, int64_t index, int64_t seq)
     {
-        if (null_slot_[sender * w_ + index % w_]) {
+        if (null_slot_[orig_sender_[sender] * w_ + index % w_]) {
             return;
         }
         const auto *h = header(sender, index);
@@ -779,32 +1167,45 @@ private:
      * every pass of the engine. */
     void add_protocol_predicates()
     {
+        /* membership: heartbeats, suspicion, wedge, cleanup, next view */
+        protocol_.add([this] { return !expelled_; }, [this] { return watch_members(); });
+        protocol_.add([this] { return !expelled_ && must_wedge(); }, [this] { return wedge(); });
+        protocol_.add([this] { return wedged_ && !expelled_ && leader() == me_; },
+                      [this] { return lead_cleanup(); });
+        protocol_.add([this] { return wedged_ && !expelled_; },
+                      [this] { return follow_cleanup(); });
+        protocol_.add([this] { return wedged_ && !expelled_ && all_survivors_done(); },
+                      [this] { return install_next_view(); });
+
         /* threaded senders' requests: phase changes for close() */
         protocol_.add([this] { return phase_request_.load(std::memory_order_acquire) >
-                                      get(me_, col_phase_); },
+                                      raw(me_, col_phase_); },
                       [this] {
                           fail_on(push_phase(phase_request_.load(std::memory_order_acquire)));
                           return 1u;
                       });
-        protocol_.add([this] { return status_ok() && my_sender_ >= 0 && batched_or_threaded(); },
+        protocol_.add([this] { return ok() && my_sender_ >= 0 && batched_or_threaded(); },
                       [this] { return maybe_push_pending(); });
-        protocol_.add([this] { return status_ok() && new_messages(); },
+        protocol_.add([this] { return ok() && new_messages(); },
                       [this] { return receive_new(); });
-        protocol_.add([this] { return status_ok() && my_sender_ >= 0 && nulls_needed() > 0; },
+        protocol_.add([this] { return ok() && my_sender_ >= 0 && nulls_needed() > 0; },
                       [this] { return send_nulls(); });
-        protocol_.add([this] { return stable_beyond_delivered(); },
+        protocol_.add([this] { return active() && stable_beyond_delivered(); },
                       [this] { return deliver_stable(); });
-        protocol_.add([this] { return status_ok() && report_due_; }, [this] {
+        protocol_.add([this] { return ok() && report_due_; }, [this] {
             fail_on(push_report(put_purpose::receive_report));
             return 1u;
         });
-        protocol_.add([this] { return status_ok() && delivery_report_due_; }, [this] {
+        protocol_.add([this] { return ok() && delivery_report_due_; }, [this] {
             if ((now_s() - last_report_s_) > kDeliveryReportIdleS) {
                 fail_on(push_report(put_purpose::delivery_report));
             }
             return 1u; /* keep the engine from sleeping past the deadline */
         });
     }
+
+    /* the ordinary protocol runs only in an undisturbed view */
+    bool ok() const { return status_ok() && active(); }
 
     bool batched_or_threaded() const { return batched_ || threaded_; }
 
@@ -910,7 +1311,23 @@ private:
     double                                   flush_s_  = 0;
     bool                                     batched_  = false;
     bool                                     threaded_ = false;
-    std::vector<int>                         sender_member_;  /* sender index -> member */
+    std::vector<int>                         sender_member_;  /* view sender -> row */
+    std::vector<int>                         orig_sender_;    /* view sender -> column */
+    std::vector<int>                         view_rows_;      /* view member -> row */
+    std::vector<int>                         original_members_, original_senders_;
+    int                                      s0_ = 0;         /* senders at creation */
+    int64_t                                  epoch_ = 1;
+    sst::column<int64_t>                     col_epoch_, col_heartbeat_, col_suspected_,
+                                             col_wedged_, col_trim_, col_trim_epoch_,
+                                             col_done_;
+    double                                   heartbeat_s_ = 0.01, suspect_s_ = 1.0;
+    double                                   last_heartbeat_s_ = 0, wedge_started_s_ = 0;
+    std::vector<double>                      last_seen_;      /* by row */
+    std::vector<int64_t>                     seen_heartbeat_; /* by row */
+    std::vector<int>                         put_failed_rank_;
+    bool                                     wedged_ = false, trim_applied_ = false;
+    bool                                     expelled_ = false, minority_ = false;
+    std::atomic<double>                      last_view_change_ms_{0};
     size_t                                   stride_ = 0;
     std::vector<int64_t>                     received_;       /* mirror of our row */
     std::vector<uint8_t>                     null_slot_;      /* [sender][slot]: a null */

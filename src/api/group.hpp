@@ -79,6 +79,8 @@ struct group_stats {
     uint64_t        flush_deadline  = 0;  /* oldest waited T */
     uint64_t        flush_idle      = 0;  /* the engine found the sender idle */
     uint64_t        flush_explicit  = 0;  /* flush() or an urgent message */
+    uint64_t        views           = 0;  /* views installed after the first */
+    uint64_t        trimmed         = 0;  /* received messages discarded beyond a trim */
     sst::put_counts puts;
 };
 

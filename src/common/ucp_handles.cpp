@@ -3,6 +3,7 @@
  */
 #include "ucp_handles.hpp"
 
+#include <ucs/config/global_opts.h>
 #include <ucs/debug/log_def.h>
 
 #include <atomic>
@@ -153,17 +154,52 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
 
     const int size = static_cast<int>(addresses.size());
     eps_.assign(size, nullptr);
+    failed_ = std::make_unique<std::atomic<bool>[]>(size);
+    err_args_.resize(size);
     for (int r = 0; r < size; ++r) {
-        ucp_ep_params_t ep_params{};
-        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-        ep_params.address    = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
-        status_ = ucp_ep_create(worker, &ep_params, &eps_[r]);
+        failed_[r].store(false);
+        err_args_[r] = {this, r};
+        const auto *remote = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
+        /* Ask for peer failure reports (a dead peer becomes an error we can
+         * act on). UCX 1.13's shared-memory and self transports cannot give
+         * them and refuse such endpoints: fall back to plain ones, where the
+         * replication layer's heartbeats still detect failures. */
+        status_ = (r == rank_) ? UCS_ERR_UNSUPPORTED : create_ep(remote, r, true);
+        if (status_ != UCS_OK) {
+            status_ = create_ep(remote, r, false);
+        }
         if (status_ != UCS_OK) {
             ucs_error("ucp_ep_create to rank %d failed: %s", r, ucs_status_string(status_));
             eps_[r] = nullptr;
             return;
         }
     }
+}
+
+ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_errors)
+{
+    ucp_ep_params_t ep_params{};
+    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep_params.address    = remote;
+    if (!peer_errors) {
+        return ucp_ep_create(worker_.get(), &ep_params, &eps_[r]);
+    }
+    ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep_params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
+    ep_params.err_handler.cb  = [](void *arg, ucp_ep_h, ucs_status_t st) {
+        auto *a = static_cast<err_arg*>(arg);
+        if (!a->node->failed_[a->rank].exchange(true)) {
+            ucs_debug("endpoint to rank %d failed: %s", a->rank, ucs_status_string(st));
+        }
+    };
+    ep_params.err_handler.arg = &err_args_[r];
+    /* a refusal is expected on transports without failure reports: keep
+     * UCX from logging it as an error */
+    const auto saved = ucs_global_opts.log_component.log_level;
+    ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL;
+    ucs_status_t status = ucp_ep_create(worker_.get(), &ep_params, &eps_[r]);
+    ucs_global_opts.log_component.log_level = saved;
+    return status;
 }
 
 ucs_status_t ucp_node::collective(const std::function<ucs_status_t()> &op) const

@@ -11,6 +11,7 @@
 #include <twochains/progress.h>
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -107,11 +108,19 @@ public:
     /* Exchange a registered region's descriptor with every rank. */
     ucs_status_t exchange(const registered_memory &mem, std::vector<remote_memory> &remotes);
 
+    /* UCX reported an error on the endpoint to @a rank (peer closed,
+     * unreachable): endpoints are created with UCP_ERR_HANDLING_MODE_PEER. */
+    bool peer_failed(int rank) const
+    {
+        return failed_[rank].load(std::memory_order_acquire);
+    }
+
     /* "posix/memory", "tcp/lo": the transport carrying RMA to @a rank */
     std::string rma_transport(int rank) const;
 
 private:
     ucs_status_t collective(const std::function<ucs_status_t()> &op) const;
+    ucs_status_t create_ep(const ucp_address_t *remote, int rank, bool peer_errors);
 
     tc_bootstrap_h         boot_;
     int                    rank_;
@@ -119,6 +128,12 @@ private:
     worker_ptr             worker_;
     engine_ptr             engine_;
     std::vector<ucp_ep_h>  eps_;
+    std::unique_ptr<std::atomic<bool>[]> failed_;
+    struct err_arg {
+        ucp_node *node;
+        int      rank;
+    };
+    std::vector<err_arg>   err_args_;
     ucs_status_t           status_;
 };
 

@@ -83,9 +83,11 @@ ucs_status_t pusher::issue(int peer, const void *src, size_t len, uint64_t raddr
     ucs_status_ptr_t req = ucp_put_nbx(node_.ep(peer), src, len, raddr, rkey, &param);
     ++counts_.by_purpose[static_cast<size_t>(purpose)];
     if (UCS_PTR_IS_ERR(req)) {
-        ucs_error("put of %zu bytes (%s) to rank %d failed: %s", len, put_purpose_name(purpose),
-                  peer, ucs_status_string(UCS_PTR_STATUS(req)));
-        return UCS_PTR_STATUS(req);
+        peer_error(peer, UCS_PTR_STATUS(req), put_purpose_name(purpose));
+        if (staging && capacity == kStagingBytes) {
+            free_staging_.push_back(std::move(staging));
+        }
+        return UCS_OK; /* the peer is gone, not us: the owner was told */
     }
     if (req == nullptr) {
         if (staging && capacity == kStagingBytes) {
@@ -93,8 +95,22 @@ ucs_status_t pusher::issue(int peer, const void *src, size_t len, uint64_t raddr
         }
         return UCS_OK;
     }
-    inflight_.push_back({req, std::move(staging), capacity});
+    inflight_.push_back({peer, req, std::move(staging), capacity});
     return UCS_OK;
+}
+
+void pusher::peer_error(int rank, ucs_status_t status, const char *what)
+{
+    if (peer_error_logged_.size() <= static_cast<size_t>(rank)) {
+        peer_error_logged_.resize(rank + 1, false);
+    }
+    if (!peer_error_logged_[rank]) {
+        peer_error_logged_[rank] = true; /* once per peer, not per put */
+        ucs_debug("put (%s) to rank %d failed: %s", what, rank, ucs_status_string(status));
+    }
+    if (on_peer_error_) {
+        on_peer_error_(rank);
+    }
 }
 
 ucs_status_t pusher::fence()
@@ -121,7 +137,7 @@ unsigned pusher::reap()
             continue;
         }
         if (status != UCS_OK) {
-            ucs_error("put completed with error: %s", ucs_status_string(status));
+            peer_error(f.peer, status, "completion");
         }
         ucp_request_free(f.request);
         if (f.staging && f.capacity == kStagingBytes) {

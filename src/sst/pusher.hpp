@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -67,10 +68,17 @@ public:
     ucs_status_t flush(double timeout_s = 30.0);
 
     const put_counts &counts() const { return counts_; }
+
+    /* A put to @a rank failed (peer gone): the owner decides what that
+     * means (the group suspects the member). The put is dropped. */
+    void on_peer_error(std::function<void(int rank)> cb) { on_peer_error_ = std::move(cb); }
     size_t in_flight() const { return inflight_.size(); }
 
 private:
+    void peer_error(int rank, ucs_status_t status, const char *what);
+
     struct inflight {
+        int                          peer;
         void                         *request;
         std::unique_ptr<std::byte[]> staging;  /* null for in-place puts */
         size_t                       capacity;
@@ -85,6 +93,8 @@ private:
     put_counts                                counts_;
     std::vector<inflight>                     inflight_;
     std::vector<std::unique_ptr<std::byte[]>> free_staging_;  /* kStagingBytes each */
+    std::function<void(int)>                  on_peer_error_;
+    std::vector<bool>                         peer_error_logged_;
 };
 
 } // namespace tc::sst

@@ -71,7 +71,7 @@ ucs_status_t mirrored_region::push_all(pusher &p, size_t offset, size_t len, put
                                        bool snapshot) const
 {
     for (int m = 0; m < member_count(); ++m) {
-        if (m == my_index_) {
+        if (m == my_index_ || (!active_.empty() && !active_[m])) {
             continue;
         }
         ucs_status_t status = push(p, m, offset, len, purpose, snapshot);

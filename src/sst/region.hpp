@@ -37,7 +37,11 @@ public:
     /* Push our bytes [offset, offset+len) to the same offset at @a member. */
     ucs_status_t push(pusher &p, int member, size_t offset, size_t len, put_purpose purpose,
                       bool snapshot = true) const;
-    /* ... to every member but us. */
+    /* Members push_all() reaches (default: all). A view change narrows it
+     * to the survivors, so nobody puts to an expelled member. */
+    void set_active(std::vector<bool> active) { active_ = std::move(active); }
+
+    /* ... to every active member but us. */
     ucs_status_t push_all(pusher &p, size_t offset, size_t len, put_purpose purpose,
                           bool snapshot = true) const;
 
@@ -48,6 +52,7 @@ private:
     int                                my_index_ = -1;
     std::unique_ptr<registered_memory> local_;
     std::vector<remote_memory>         remotes_;  /* by member index */
+    std::vector<bool>                  active_;   /* empty: all */
 };
 
 /* Loads and stores of 8-byte words that peers write with puts. */

@@ -58,6 +58,7 @@ public:
                                std::unique_ptr<table> &out);
 
     int member_count() const { return region_->member_count(); }
+    void set_active(std::vector<bool> active) { region_->set_active(std::move(active)); }
     int my_index() const { return region_->my_index(); }
 
     template<class T> T get(int member, column<T> c, size_t i = 0) const

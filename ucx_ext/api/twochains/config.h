@@ -36,6 +36,8 @@ typedef struct tc_config {
     unsigned         smc_mode;         /**< UCX_TC_SMC_MODE: 0 urgent, 1 batched */
     unsigned         smc_batch;        /**< UCX_TC_SMC_BATCH: B */
     double           smc_flush;        /**< UCX_TC_SMC_FLUSH_US: T, seconds */
+    double           heartbeat;        /**< UCX_TC_HEARTBEAT_INTERVAL, seconds */
+    double           suspect_timeout;  /**< UCX_TC_SUSPECT_TIMEOUT, seconds */
 } tc_config_t;
 
 /**

@@ -1,0 +1,129 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * A group member for the fault tests (test_group_faults.cc starts N of them
+ * with the TCP bootstrap environment and kills or stops some). Every member
+ * sends COUNT messages at RATE per second and hashes everything it delivers,
+ * with view changes folded into the chain, so that survivors can be compared.
+ *
+ * Output: "view E m1,m2,..." per view; "result chain HEX count N views V
+ * trimmed T" at the end. Exit 0: done; 3: expelled or left in a minority
+ * (a clear error, as the API reports it); 1: anything else.
+ */
+#include "api/group.hpp"
+
+#include <twochains/twochains.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const auto *b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    long count = 2000, rate = 5000;
+    size_t max = 64;
+    bool batched = false;
+    int opt;
+    while ((opt = getopt(argc, argv, "c:r:s:b")) != -1) {
+        switch (opt) {
+        case 'c': count = std::atol(optarg); break;
+        case 'r': rate = std::atol(optarg); break;
+        case 's': max = std::strtoul(optarg, nullptr, 0); break;
+        case 'b': batched = true; break;
+        default: return 1;
+        }
+    }
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+
+    tc_bootstrap_h b;
+    if (tc_bootstrap_create_from_env(&b) != UCS_OK) {
+        return 1;
+    }
+    tc::bootstrap_ptr boot(b);
+    auto node = std::make_unique<tc::ucp_node>(boot.get());
+    if (node->status() != UCS_OK) {
+        return 1;
+    }
+    const int rank = node->rank();
+
+    uint64_t chain = 1469598103934665603ull, delivered = 0;
+    tc::group_params p;
+    for (int r = 0; r < node->size(); ++r) {
+        p.members.push_back(r);
+    }
+    p.max_payload = max;
+    p.window      = 32;
+    p.smc         = batched ? tc::smc_mode::batched : tc::smc_mode::urgent;
+    p.on_deliver  = [&](const tc::message &m) {
+        chain = fnv(chain, &m.sender, sizeof(m.sender));
+        chain = fnv(chain, m.data.data(), m.data.size());
+        ++delivered;
+    };
+    p.on_view = [&](const tc::view &v) {
+        std::string list;
+        for (int m : v.members) {
+            list += (list.empty() ? "" : ",") + std::to_string(m);
+        }
+        std::printf("view %ld %s\n", static_cast<long>(v.epoch), list.c_str());
+        chain = fnv(chain, &v.epoch, sizeof(v.epoch));
+        chain = fnv(chain, v.members.data(), v.members.size() * sizeof(int));
+    };
+    std::unique_ptr<tc::group> g;
+    if (tc::group::create(*node, p, g) != UCS_OK) {
+        return 1;
+    }
+    std::printf("ready\n");
+
+    ucs_status_t status = UCS_OK;
+    auto next = std::chrono::steady_clock::now();
+    for (long k = 0; k < count && status == UCS_OK; ++k) {
+        status = g->send(1 + k % max, [&](std::span<std::byte> buf) {
+            for (size_t i = 0; i < buf.size(); ++i) {
+                buf[i] = std::byte(static_cast<uint8_t>(rank * 31 + k * 7 + i));
+            }
+        });
+        /* pace, progressing the engine: heartbeats keep flowing */
+        next += std::chrono::microseconds(1000000 / rate);
+        struct until {
+            std::chrono::steady_clock::time_point t;
+            static int done(void *arg)
+            {
+                return std::chrono::steady_clock::now() >= static_cast<until*>(arg)->t;
+            }
+        } u{next};
+        tc_progress_until(node->engine(), until::done, &u, 10.0);
+    }
+    if (status == UCS_OK) {
+        status = g->close();
+    }
+    auto st = g->stats();
+    std::printf("result chain %016llx count %llu views %llu trimmed %llu status %s\n",
+                static_cast<unsigned long long>(chain), static_cast<unsigned long long>(delivered),
+                static_cast<unsigned long long>(st.views),
+                static_cast<unsigned long long>(st.trimmed), ucs_status_string(status));
+    std::fflush(stdout);
+    if (st.views > 0 || status != UCS_OK) {
+        /* the bootstrap lost a member: a collective teardown cannot work */
+        _exit(status == UCS_ERR_REJECTED ? 3 : (status == UCS_OK ? 0 : 1));
+    }
+    g.reset();
+    node.reset();
+    return 0;
+}

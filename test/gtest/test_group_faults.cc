@@ -1,0 +1,358 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Views and failures with real processes: members are started here (TCP
+ * bootstrap), then killed with SIGKILL or stopped with SIGSTOP. Afterwards
+ * every survivor must report the identical hash chain (deliveries and views)
+ * and the same final view, without the failed member.
+ */
+#include "common.h"
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <netinet/in.h>
+#include <poll.h>
+#include <random>
+#include <regex>
+#include <set>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+struct member {
+    pid_t       pid = -1;
+    int         out = -1;      /* stdout+stderr */
+    std::string text;
+    int         exit_code = -2;
+    bool        killed    = false;
+};
+
+class cluster {
+public:
+    cluster(int n, const std::string &tls, const std::string &args,
+            const std::vector<std::pair<int, std::string>> &extra_env = {})
+        : members_(n)
+    {
+        int lfd = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family      = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+        listen(lfd, 64);
+        socklen_t len = sizeof(a);
+        getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+        const std::string root = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+        for (int r = 0; r < n; ++r) {
+            int p[2];
+            EXPECT_EQ(0, pipe(p));
+            pid_t pid = fork();
+            if (pid == 0) {
+                dup2(p[1], 1);
+                dup2(p[1], 2);
+                close(p[0]);
+                if (r != 0) {
+                    close(lfd);
+                }
+                setenv("UCX_TC_SIZE", std::to_string(n).c_str(), 1);
+                setenv("UCX_TC_RANK", std::to_string(r).c_str(), 1);
+                setenv("UCX_TC_ROOT", root.c_str(), 1);
+                if (r == 0) {
+                    setenv("UCX_TC_LISTEN_FD", std::to_string(lfd).c_str(), 1);
+                }
+                setenv("UCX_TLS", tls.c_str(), 1);
+                setenv("UCX_TC_WAIT_POLICY", "sleep", 1);
+                setenv("UCX_TC_SUSPECT_TIMEOUT", "300ms", 1);
+                setenv("UCX_TC_HEARTBEAT_INTERVAL", "10ms", 1);
+                setenv("UCX_TC_BOOTSTRAP_TIMEOUT", "5s", 1);
+                for (const auto &[rank, kv] : extra_env) {
+                    if (rank == r) {
+                        putenv(strdup(kv.c_str()));
+                    }
+                }
+                std::string cmd = tc_test::build_path("test/group_fault_probe") + " " + args;
+                execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
+                _exit(127);
+            }
+            close(p[1]);
+            members_[r].pid = pid;
+            members_[r].out = p[0];
+        }
+        close(lfd);
+        reader_ = std::thread([this] { read_all(); });
+    }
+
+    ~cluster()
+    {
+        for (auto &m : members_) {
+            if (m.exit_code == -2 && m.pid > 0) {
+                kill(m.pid, SIGKILL);
+            }
+        }
+        wait_all(10s);
+        if (reader_.joinable()) {
+            reader_.join();
+        }
+    }
+
+    /* wait until every listed member printed @a needle */
+    bool wait_for(const std::vector<int> &ranks, const std::string &needle,
+                  std::chrono::milliseconds timeout)
+    {
+        auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < deadline) {
+            bool all = true;
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                for (int r : ranks) {
+                    all = all && members_[r].text.find(needle) != std::string::npos;
+                }
+            }
+            if (all) {
+                return true;
+            }
+            std::this_thread::sleep_for(2ms);
+        }
+        return false;
+    }
+
+    void signal(int r, int sig)
+    {
+        kill(members_[r].pid, sig);
+        if (sig == SIGKILL) {
+            members_[r].killed = true;
+        }
+    }
+
+    void wait_all(std::chrono::seconds timeout)
+    {
+        auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (auto &m : members_) {
+            while (m.exit_code == -2) {
+                int st;
+                pid_t w = waitpid(m.pid, &st, WNOHANG);
+                if (w == m.pid) {
+                    m.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+                    break;
+                }
+                if (std::chrono::steady_clock::now() > deadline) {
+                    kill(m.pid, SIGKILL);
+                }
+                std::this_thread::sleep_for(5ms);
+            }
+        }
+        done_ = true;
+    }
+
+    const member &at(int r)
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return members_[r];
+    }
+
+    std::string all_output()
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::string s;
+        for (size_t r = 0; r < members_.size(); ++r) {
+            s += "---- rank " + std::to_string(r) + " (exit " +
+                 std::to_string(members_[r].exit_code) + ")\n" + members_[r].text;
+        }
+        return s;
+    }
+
+private:
+    void read_all()
+    {
+        std::vector<pollfd> fds;
+        for (auto &m : members_) {
+            fds.push_back({m.out, POLLIN, 0});
+        }
+        size_t open_fds = fds.size();
+        while (open_fds > 0) {
+            if (poll(fds.data(), fds.size(), 100) <= 0) {
+                if (done_) {
+                    break;
+                }
+                continue;
+            }
+            for (size_t i = 0; i < fds.size(); ++i) {
+                if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) {
+                    continue;
+                }
+                char buf[4096];
+                ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+                if (n <= 0) {
+                    close(fds[i].fd);
+                    fds[i].fd = -1;
+                    --open_fds;
+                    continue;
+                }
+                std::lock_guard<std::mutex> lock(mutex_);
+                members_[i].text.append(buf, n);
+            }
+        }
+    }
+
+    std::vector<member> members_;
+    std::mutex          mutex_;
+    std::thread         reader_;
+    std::atomic<bool>   done_{false};
+};
+
+struct outcome {
+    std::string chain, final_view;
+    unsigned long count = 0, views = 0, trimmed = 0;
+};
+
+outcome parse(const std::string &text)
+{
+    outcome o;
+    std::smatch m;
+    std::regex result(R"(result chain ([0-9a-f]+) count (\d+) views (\d+) trimmed (\d+) status Success)");
+    if (std::regex_search(text, m, result)) {
+        o.chain   = m[1];
+        o.count   = std::stoul(m[2]);
+        o.views   = std::stoul(m[3]);
+        o.trimmed = std::stoul(m[4]);
+    }
+    std::regex view(R"(view (\d+) ([0-9,]+))");
+    for (std::sregex_iterator it(text.begin(), text.end(), view), end; it != end; ++it) {
+        o.final_view = (*it)[1].str() + " " + (*it)[2].str();
+    }
+    return o;
+}
+
+/* Survivors: exit 0, identical chains and final views, without @a dead. */
+void expect_survivors_agree(cluster &c, int n, const std::set<int> &dead)
+{
+    std::string chain, view;
+    for (int r = 0; r < n; ++r) {
+        if (dead.count(r)) {
+            continue;
+        }
+        const auto &m = c.at(r);
+        ASSERT_EQ(0, m.exit_code) << c.all_output();
+        auto o = parse(m.text);
+        ASSERT_FALSE(o.chain.empty()) << c.all_output();
+        EXPECT_GE(o.views, 1u) << c.all_output();
+        if (chain.empty()) {
+            chain = o.chain;
+            view  = o.final_view;
+        }
+        EXPECT_EQ(chain, o.chain) << "survivors delivered different sequences\n" << c.all_output();
+        EXPECT_EQ(view, o.final_view) << c.all_output();
+        std::set<int> in_view;
+        const std::string list = o.final_view.substr(o.final_view.find(' ') + 1);
+        for (size_t pos = 0; pos < list.size();) {
+            size_t comma = list.find(',', pos);
+            in_view.insert(std::stoi(list.substr(pos, comma - pos)));
+            pos = (comma == std::string::npos) ? list.size() : comma + 1;
+        }
+        for (int d : dead) {
+            EXPECT_EQ(0u, in_view.count(d)) << "failed member " << d << " is still in view "
+                                            << o.final_view;
+        }
+        EXPECT_EQ(static_cast<size_t>(n) - dead.size(), in_view.size()) << o.final_view;
+    }
+}
+
+std::vector<int> all_ranks(int n)
+{
+    std::vector<int> v;
+    for (int r = 0; r < n; ++r) {
+        v.push_back(r);
+    }
+    return v;
+}
+
+class group_kill : public ::testing::TestWithParam<std::tuple<std::string, int, int>> {};
+
+TEST_P(group_kill, survivors_deliver_the_same_prefix_and_view)
+{
+    const auto &[tls, n, seed] = GetParam();
+    std::mt19937 rng(seed);
+    const int victim = std::uniform_int_distribution<int>(0, n - 1)(rng);
+    const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int>(30, 300)(rng));
+    cluster c(n, tls, "-c 3000 -r 5000");
+    ASSERT_TRUE(c.wait_for(all_ranks(n), "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(delay);
+    c.signal(victim, SIGKILL);
+    c.wait_all(60s);
+    SCOPED_TRACE("victim " + std::to_string(victim) + " after " +
+                 std::to_string(delay.count()) + " ms");
+    expect_survivors_agree(c, n, {victim});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+        seeds, group_kill,
+        ::testing::Values(std::make_tuple("posix,self", 3, 1), std::make_tuple("posix,self", 3, 2),
+                          std::make_tuple("posix,self", 3, 3), std::make_tuple("posix,self", 3, 4),
+                          std::make_tuple("posix,self", 3, 5), std::make_tuple("posix,self", 3, 6),
+                          std::make_tuple("posix,self", 3, 7), std::make_tuple("posix,self", 3, 8),
+                          std::make_tuple("posix,self", 5, 11), std::make_tuple("posix,self", 5, 12),
+                          std::make_tuple("posix,self", 5, 13), std::make_tuple("posix,self", 5, 14),
+                          std::make_tuple("posix,self", 5, 15), std::make_tuple("posix,self", 5, 16),
+                          std::make_tuple("tcp,self", 3, 21), std::make_tuple("tcp,self", 3, 22),
+                          std::make_tuple("tcp,self", 3, 23), std::make_tuple("tcp,self", 5, 24),
+                          std::make_tuple("tcp,self", 5, 25), std::make_tuple("tcp,self", 5, 26)),
+        [](const auto &param_info) {
+            const std::string tls = std::get<0>(param_info.param);
+            return tls.substr(0, tls.find(',')) + "_n" + std::to_string(std::get<1>(param_info.param)) +
+                   "_seed" + std::to_string(std::get<2>(param_info.param));
+        });
+
+TEST(group_faults, leader_killed_during_cleanup)
+{
+    /* rank 0 leads the cleanup after rank 3 dies; it is killed as soon as it
+     * says it wedged, so a new leader must finish (or repeat) its work */
+    cluster c(5, "posix,self", "-c 3000 -r 5000", {{0, "UCX_LOG_LEVEL=diag"}});
+    ASSERT_TRUE(c.wait_for(all_ranks(5), "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(100ms);
+    c.signal(3, SIGKILL);
+    ASSERT_TRUE(c.wait_for({0}, "wedged", 10s)) << c.all_output();
+    c.signal(0, SIGKILL);
+    c.wait_all(60s);
+    expect_survivors_agree(c, 5, {0, 3});
+}
+
+TEST(group_faults, stopped_member_is_expelled_and_told_so_when_it_wakes)
+{
+    cluster c(3, "posix,self", "-c 4000 -r 4000");
+    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(100ms);
+    c.signal(2, SIGSTOP);
+    ASSERT_TRUE(c.wait_for({0, 1}, "view 2 0,1", 20s)) << c.all_output();
+    c.signal(2, SIGCONT);
+    c.wait_all(60s);
+    const auto &z = c.at(2);
+    EXPECT_EQ(3, z.exit_code) << c.all_output();
+    EXPECT_NE(std::string::npos, z.text.find("expelled from the group")) << c.all_output();
+    expect_survivors_agree(c, 3, {2});
+}
+
+TEST(group_faults, minority_does_not_install_a_view)
+{
+    /* two of three die: the last one must not go on alone */
+    cluster c(3, "posix,self", "-c 100000 -r 5000");
+    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(100ms);
+    c.signal(1, SIGKILL);
+    c.signal(2, SIGKILL);
+    ASSERT_TRUE(c.wait_for({0}, "minority", 20s)) << c.all_output();
+    c.wait_all(30s);
+    const auto &m = c.at(0);
+    EXPECT_EQ(3, m.exit_code) << c.all_output();
+    EXPECT_EQ(std::string::npos, m.text.find("view 2")) << c.all_output();
+}
+
+} // namespace
