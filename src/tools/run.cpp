@@ -12,6 +12,13 @@
  * that the signal handler writes to, with a timeout taken from the nearest
  * deadline (--timeout, the SIGKILL grace, the final drain), so the launcher
  * never spins and never hangs on a child that ignores SIGTERM.
+ *
+ * --netns PREFIX (an emulated cluster, contrib/cluster/): rank r runs inside
+ * the network namespace PREFIXr (/var/run/netns/PREFIXr, as made by
+ * `ip netns add`), entered with setns() between fork and exec. The listening
+ * socket is then opened inside PREFIX0 (the launcher enters it for that and
+ * comes back), and UCX_TC_ROOT names rank 0's first non-loopback IPv4
+ * address there, so every rank reaches rank 0 over the emulated network.
  */
 #include <algorithm>
 #include <cerrno>
@@ -29,6 +36,9 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -55,6 +65,8 @@ void usage(FILE *out)
                  "\n"
                  "  -n, --np N         number of ranks (1..%d)\n"
                  "  -t, --timeout S    kill every rank after S seconds and exit 124\n"
+                 "      --netns PREFIX run rank r in network namespace PREFIXr; rank 0\n"
+                 "                     listens on its first non-loopback IPv4 address\n"
                  "  -h, --help         this help\n"
                  "\n"
                  "Each rank gets UCX_TC_RANK, UCX_TC_SIZE and UCX_TC_ROOT=127.0.0.1:<port>;\n"
@@ -149,6 +161,7 @@ constexpr int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
 struct options {
     int                      nranks = 0;
     std::optional<double>    timeout_s;
+    std::string              netns_prefix;   // empty: stay in our namespace
     std::vector<std::string> command;
 };
 
@@ -206,7 +219,11 @@ std::pair<std::optional<options>, int> parse_options(int argc, char **argv)
 
         bool is_np      = (a == "-n") || (a == "--np");
         bool is_timeout = (a == "-t") || (a == "--timeout");
-        if (a.starts_with("--np=")) {
+        bool is_netns   = (a == "--netns");
+        if (a.starts_with("--netns=")) {
+            is_netns = true;
+            value    = argv[i] + 8;
+        } else if (a.starts_with("--np=")) {
             is_np = true;
             value = argv[i] + 5;
         } else if (a.starts_with("--timeout=")) {
@@ -215,7 +232,7 @@ std::pair<std::optional<options>, int> parse_options(int argc, char **argv)
         } else if (a.starts_with("-n") && (a.size() > 2)) {
             is_np = true;
             value = argv[i] + 2;
-        } else if (!is_np && !is_timeout) {
+        } else if (!is_np && !is_timeout && !is_netns) {
             return fail("unknown option", argv[i]);
         }
         if (value == nullptr) {
@@ -225,7 +242,13 @@ std::pair<std::optional<options>, int> parse_options(int argc, char **argv)
             value = argv[++i];
         }
 
-        if (is_np) {
+        if (is_netns) {
+            std::string_view v = value;
+            if (v.empty() || v.find('/') != std::string_view::npos || v.size() > 200) {
+                return fail("--netns needs a namespace name prefix without '/', got", value);
+            }
+            opts.netns_prefix = value;
+        } else if (is_np) {
             if (!parse_int(value, opts.nranks) || (opts.nranks < 1) || (opts.nranks > kMaxRanks)) {
                 return fail("-n needs a number of ranks from 1 to 1024, got", value);
             }
@@ -277,6 +300,7 @@ public:
 private:
     bool setup_signals();
     bool open_listener();
+    bool open_listener_in_netns();
     bool spawn(child &c);
     [[noreturn]] void exec_child(child &c, int out_wr, int err_wr);
     void pump(stream &s, const std::string &prefix);
@@ -323,8 +347,75 @@ bool launcher::setup_signals()
     return true;
 }
 
+/* rank 0's namespace: listen there, on its first non-loopback IPv4 address */
+bool launcher::open_listener_in_netns()
+{
+    const std::string path = "/var/run/netns/" + opts_.netns_prefix + "0";
+    unique_fd home(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
+    unique_fd ns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!home || !ns) {
+        say("twochains-run: cannot open network namespace %s: %s", path.c_str(),
+            std::strerror(errno));
+        return false;
+    }
+    if (::setns(ns.get(), CLONE_NEWNET) < 0) {
+        say("twochains-run: cannot enter network namespace %s: %s", path.c_str(),
+            std::strerror(errno));
+        return false;
+    }
+
+    bool ok = false;
+    std::string host;
+    ifaddrs *ifs = nullptr;
+    if (::getifaddrs(&ifs) == 0) {
+        for (ifaddrs *i = ifs; i != nullptr; i = i->ifa_next) {
+            if ((i->ifa_addr == nullptr) || (i->ifa_addr->sa_family != AF_INET) ||
+                (i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP)) {
+                continue;
+            }
+            char buf[INET_ADDRSTRLEN];
+            auto *sin = reinterpret_cast<sockaddr_in*>(i->ifa_addr);
+            if (::inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof(buf)) != nullptr) {
+                host = buf;
+                break;
+            }
+        }
+        ::freeifaddrs(ifs);
+    }
+    if (host.empty()) {
+        say("twochains-run: network namespace %s has no IPv4 address that is up",
+            path.c_str());
+    } else {
+        listen_fd_ = unique_fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port   = 0;
+        ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+        socklen_t len = sizeof(addr);
+        if (listen_fd_ &&
+            (::bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) &&
+            (::listen(listen_fd_.get(), SOMAXCONN) == 0) &&
+            (::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0)) {
+            port_     = ntohs(addr.sin_port);
+            env_root_ = host + ":" + std::to_string(port_);
+            ok        = true;
+        } else {
+            say("twochains-run: cannot listen on %s in %s: %s", host.c_str(), path.c_str(),
+                std::strerror(errno));
+        }
+    }
+    if (::setns(home.get(), CLONE_NEWNET) < 0) {
+        say("twochains-run: cannot return to our network namespace: %s", std::strerror(errno));
+        return false;
+    }
+    return ok;
+}
+
 bool launcher::open_listener()
 {
+    if (!opts_.netns_prefix.empty()) {
+        return open_listener_in_netns();
+    }
     listen_fd_ = unique_fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!listen_fd_) {
         say("twochains-run: socket: %s", std::strerror(errno));
@@ -342,7 +433,8 @@ bool launcher::open_listener()
         say("twochains-run: cannot listen on 127.0.0.1: %s", std::strerror(errno));
         return false;
     }
-    port_ = ntohs(addr.sin_port);
+    port_     = ntohs(addr.sin_port);
+    env_root_ = "127.0.0.1:" + std::to_string(port_);
     return true;
 }
 
@@ -362,6 +454,20 @@ void launcher::exec_child(child &c, int out_wr, int err_wr)
     sigprocmask(SIG_SETMASK, &none, nullptr);
 
     ::setpgid(0, 0);    // own group: a kill of the group reaches grandchildren
+
+    if (!opts_.netns_prefix.empty()) {
+        char path[512];
+        std::snprintf(path, sizeof(path), "/var/run/netns/%s%d", opts_.netns_prefix.c_str(),
+                      c.rank);
+        int ns = ::open(path, O_RDONLY | O_CLOEXEC);
+        if ((ns < 0) || (::setns(ns, CLONE_NEWNET) < 0)) {
+            int err = errno;
+            ::dprintf(err_wr, "twochains-run: cannot enter network namespace %s: %s\n", path,
+                      std::strerror(err));
+            ::_exit(126);
+        }
+        ::close(ns);
+    }
 
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) {
@@ -549,7 +655,6 @@ int launcher::run()
     }
 
     env_size_ = std::to_string(opts_.nranks);
-    env_root_ = "127.0.0.1:" + std::to_string(port_);
     children_.resize(static_cast<size_t>(opts_.nranks));
     for (auto &arg : opts_.command) {
         argv_.push_back(arg.data());

@@ -83,3 +83,20 @@ TEST(rdmc_procs_large, every_root_at_once_tcp)
 }
 
 } // namespace
+
+namespace {
+
+TEST(rdmc_launcher_netns, bad_prefix_and_missing_namespace_are_clear_errors)
+{
+    auto run = tc_test::build_path("src/tools/twochains-run");
+    auto r   = tc_test::run_command(run + " -n 1 --netns a/b -- true");
+    EXPECT_EQ(2, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("--netns needs a namespace name prefix"))
+            << r.output;
+    r = tc_test::run_command(run + " -n 2 --netns tc-no-such-ns- -- true");
+    EXPECT_EQ(1, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("cannot open network namespace"))
+            << r.output;
+}
+
+} // namespace
