@@ -305,7 +305,16 @@ public:
         if (tc_progress_until(node_.engine(), puts_done, this, kCloseTimeoutS) != UCS_OK) {
             flushed = UCS_ERR_TIMED_OUT;
         }
-        /* every member has flushed before anyone unmaps */
+        /* our puts are complete at the peers (not only locally: a late
+         * emulated put must not land in memory a peer maps next), and every
+         * member has flushed before anyone unmaps */
+        ucp_request_param_t param{};
+        ucs_status_t remote = request_wait(node_.engine(),
+                                           ucp_worker_flush_nbx(node_.worker(), &param),
+                                           kCloseTimeoutS);
+        if (flushed == UCS_OK) {
+            flushed = remote;
+        }
         ucs_status_t barrier = node_.barrier();
         tc_progress_poller_remove(node_.engine(), poller_id_);
         poller_id_ = -1;
@@ -320,6 +329,39 @@ public:
     }
 
     const sst::put_counts &control_put_counts() const { return pusher_.counts(); }
+
+    void dump(FILE *out) const
+    {
+        std::fprintf(out, "rdmc member %d: %zu sends queued, accept queue %zu, %u puts in flight\n",
+                     me_, send_queue_.size(), accept_queue_.size(), data_in_flight_);
+        for (int r = 0; r < n_; ++r) {
+            const root_state &rs = roots_[r];
+            std::fprintf(out, "  root %d: accepted %ld, offers seen %ld pending %zu, offer word "
+                         "%#lx", r, static_cast<long>(rs.accepted),
+                         static_cast<long>(offers_seen_[r]), rs.offers.size(),
+                         static_cast<unsigned long>(word(off_offer(r))));
+            if (rs.current) {
+                const transfer &t = *rs.current;
+                std::fprintf(out, "; transfer %ld: %ld/%ld blocks in, sends %zu/%zu, %u puts",
+                             static_cast<long>(t.index), static_cast<long>(t.have_count),
+                             static_cast<long>(t.expect), t.next_send, t.sends.size(),
+                             t.puts_in_flight);
+                if (t.next_send < t.sends.size()) {
+                    const auto &op = t.sends[t.next_send];
+                    std::fprintf(out, " (next: block %ld to %d, have %d, ready %#lx)",
+                                 static_cast<long>(op.block), op.peer,
+                                 t.have[static_cast<size_t>(op.block)],
+                                 static_cast<unsigned long>(word(off_ready(r, op.peer))));
+                }
+            }
+            std::fprintf(out, "\n");
+        }
+        for (size_t i = 0; i < slots_.size(); ++i) {
+            std::fprintf(out, "  buffer %zu: state %d held %d done %d (root %d, index %ld)\n", i,
+                         static_cast<int>(slots_[i].state), slots_[i].held, slots_[i].done,
+                         slots_[i].root, static_cast<long>(slots_[i].index));
+        }
+    }
     size_t block_size() const { return block_; }
     size_t max_message() const { return p_.max_message; }
     int my_index() const { return me_; }
@@ -947,5 +989,6 @@ size_t engine::max_message() const { return impl_->max_message(); }
 int engine::my_index() const { return impl_->my_index(); }
 int engine::member_count() const { return impl_->member_count(); }
 schedule_kind engine::kind() const { return impl_->kind(); }
+void engine::dump(FILE *out) const { impl_->dump(out); }
 
 } // namespace tc::rdmc

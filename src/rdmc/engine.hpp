@@ -53,6 +53,7 @@
 #include "sst/pusher.hpp"
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -158,6 +159,9 @@ public:
     int my_index() const;
     int member_count() const;
     schedule_kind kind() const;
+
+    /* Human-readable state (queues, per-root transfers, buffers): debugging. */
+    void dump(FILE *out) const;
 
     explicit engine(std::unique_ptr<engine_impl> impl);
 

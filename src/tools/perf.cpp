@@ -346,8 +346,15 @@ int run_member(tc_bootstrap_h boot, const options &o)
     return 0;
 }
 
+int perf_rdmc_main(int argc, char **argv); /* perf_rdmc.cpp: -t rdmc_bw */
+
 int main(int argc, char **argv)
 {
+    for (int i = 1; i + 1 < argc; ++i) {
+        if (!std::strcmp(argv[i], "-t") && !std::strcmp(argv[i + 1], "rdmc_bw")) {
+            return perf_rdmc_main(argc, argv);
+        }
+    }
     options o;
     if (!parse(argc, argv, o)) {
         usage(stderr);
