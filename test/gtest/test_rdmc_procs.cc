@@ -100,3 +100,26 @@ TEST(rdmc_launcher_netns, bad_prefix_and_missing_namespace_are_clear_errors)
 }
 
 } // namespace
+
+namespace {
+
+TEST(rdmc_perf, rdmc_bw_prints_one_json_object_per_schedule)
+{
+    auto r = tc_test::run_command("UCX_TLS=posix,self " +
+                                  tc_test::build_path("src/tools/twochains-perf") +
+                                  " -t rdmc_bw --inproc --members 3 -s 1m --block 100k"
+                                  " --schedule all -n 2 --json");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    for (std::string kind : {"binomial", "sequential", "chain", "tree"}) {
+        std::regex json(R"(\{"shape":"rdmc_bw","schedule":")" + kind +
+                        R"(","transport":"[^"]+","members":3,"payload_bytes":1048576,)"
+                        R"("block_bytes":102400,"blocks":11,.*"time_to_all_s":([0-9.]+),)"
+                        R"(.*"ratio_to_p2p":([0-9.]+),"MB/s":([0-9.]+),.*"cpu_s":[0-9.]+,"wall_s":[0-9.]+\})");
+        std::smatch m;
+        ASSERT_TRUE(std::regex_search(r.output, m, json)) << kind << "\n" << r.output;
+        EXPECT_GT(std::stod(m[1]), 0.0);
+        EXPECT_GT(std::stod(m[2]), 0.0);
+    }
+}
+
+} // namespace
