@@ -549,7 +549,7 @@ private:
         if (rs.current || send_queue_.empty()) {
             return UCS_OK;
         }
-        const pending_send &ps = send_queue_.front();
+        const pending_send ps = send_queue_.front();  /* a copy: popped below */
         /* every member accepted our previous transfer, so it has read its offer */
         for (int m = 0; m < n_; ++m) {
             if (m != me_ && (word(off_ready(me_, m)) >> 16) < ps.index) {

@@ -44,7 +44,9 @@
  * the group's sequence numbers) and releases in that order.
  *
  * Threads: every call and every callback happens on the thread that drives
- * the node's progress engine. Callbacks may call send(), release(), accept().
+ * the node's progress engine. Callbacks run inside the engine's poller: they
+ * may call send(), release(), accept(), get_send_buffer(), but must not
+ * drive the progress engine themselves (no tc_progress*, wait_idle, close).
  */
 #pragma once
 
