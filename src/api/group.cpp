@@ -53,6 +53,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <atomic>
 #include <exception>
@@ -187,6 +188,10 @@ public:
         seen_heartbeat_.assign(original_members_.size(), 0);
         last_heartbeat_s_ = now;
         set(col_epoch_, epoch_);
+        status = table_->push(pusher_, col_epoch_, put_purpose::other);
+        if (status != UCS_OK) {
+            return status;
+        }
         add_protocol_predicates();
         status = tc_progress_poller_add(node_.engine(), &group_impl::poll, this, &poller_id_);
         if (status != UCS_OK) {
@@ -477,9 +482,16 @@ private:
 
     ucs_status_t push_phase(int64_t phase)
     {
-        ucs_status_t status = pusher_.fence();
+        /* our final counters must reach everyone before we fall silent */
+        ucs_status_t status = (phase >= 2) ? push_report(put_purpose::delivery_report) : UCS_OK;
+        status = (status != UCS_OK) ? status : pusher_.fence();
         set(col_phase_, phase);
-        return (status != UCS_OK) ? status : table_->push(pusher_, col_phase_, put_purpose::other);
+        status = (status != UCS_OK) ? status :
+                 table_->push(pusher_, col_phase_, put_purpose::other);
+        /* "drained" is our last put: a peer that sees every member drained
+         * frees its regions, so nothing may follow it (not even heartbeats) */
+        closed_out_ = (phase >= 2);
+        return status;
     }
 
     /* Everything any sender sent is delivered at every member. */
@@ -505,7 +517,17 @@ private:
 
     /* Wait for @a pred: by driving the engine, or (threaded) by yielding to
      * the engine's own thread. */
-    template<class Pred> ucs_status_t wait_until(Pred pred)
+    /* expelled, or left in a minority: this member is out of the group */
+    bool out_of_group() const { return expelled_ || minority_; }
+
+    template<class Pred> ucs_status_t wait_until(Pred pred_in)
+    {
+        auto pred = [&] { return out_of_group() || pred_in(); };
+        ucs_status_t status = wait_until_impl(pred);
+        return (status == UCS_OK && out_of_group()) ? UCS_ERR_REJECTED : status;
+    }
+
+    template<class Pred> ucs_status_t wait_until_impl(Pred pred)
     {
         if (threaded_) {
             const double deadline = now_s() + kSendTimeoutS;
@@ -842,8 +864,14 @@ private:
             if (row == me_) {
                 continue;
             }
+            if (raw(row, col_phase_) >= 2) {
+                continue; /* left cleanly: silent on purpose */
+            }
             if (now - last_seen_[row] > suspect_s_) {
-                suspect(row, "no heartbeat");
+                char why[96];
+                std::snprintf(why, sizeof(why), "no heartbeat for %.0f ms",
+                              (now - last_seen_[row]) * 1e3);
+                suspect(row, why);
             }
             if (node_.peer_failed(original_members_[row])) {
                 suspect(row, "endpoint error");
@@ -1293,7 +1321,8 @@ private:
     static unsigned poll(void *arg)
     {
         auto *g = static_cast<group_impl*>(arg);
-        return g->pusher_.reap() + g->protocol_.evaluate();
+        const unsigned done = g->pusher_.reap();
+        return g->closed_out_ ? done : done + g->protocol_.evaluate();
     }
 
     ucp_node                                 &node_;
@@ -1326,6 +1355,7 @@ private:
     std::vector<int64_t>                     seen_heartbeat_; /* by row */
     std::vector<int>                         put_failed_rank_;
     bool                                     wedged_ = false, trim_applied_ = false;
+    bool                                     closed_out_ = false; /* drained: no more puts */
     bool                                     expelled_ = false, minority_ = false;
     std::atomic<double>                      last_view_change_ms_{0};
     size_t                                   stride_ = 0;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 namespace tc {
@@ -156,6 +157,7 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
     eps_.assign(size, nullptr);
     failed_ = std::make_unique<std::atomic<bool>[]>(size);
     err_args_.resize(size);
+    peer_errors_.assign(size, false);
     for (int r = 0; r < size; ++r) {
         failed_[r].store(false);
         err_args_[r] = {this, r};
@@ -165,6 +167,7 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
          * them and refuse such endpoints: fall back to plain ones, where the
          * replication layer's heartbeats still detect failures. */
         status_ = (r == rank_) ? UCS_ERR_UNSUPPORTED : create_ep(remote, r, true);
+        peer_errors_[r] = (status_ == UCS_OK);
         if (status_ != UCS_OK) {
             status_ = create_ep(remote, r, false);
         }
@@ -193,8 +196,11 @@ ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_e
         }
     };
     ep_params.err_handler.arg = &err_args_[r];
-    /* a refusal is expected on transports without failure reports: keep
-     * UCX from logging it as an error */
+    /* A refusal is expected on transports without failure reports: keep
+     * UCX from logging it as an error. The level is process-wide, so nodes
+     * created by several threads at once take turns. */
+    static std::mutex quiet;
+    std::lock_guard<std::mutex> lock(quiet);
     const auto saved = ucs_global_opts.log_component.log_level;
     ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL;
     ucs_status_t status = ucp_ep_create(worker_.get(), &ep_params, &eps_[r]);
@@ -240,14 +246,16 @@ ucp_node::~ucp_node()
         request_wait(engine_.get(), ucp_worker_flush_nbx(worker_.get(), &param), 10.0);
         barrier();
     }
-    for (ucp_ep_h ep : eps_) {
-        if (ep == nullptr) {
+    for (size_t r = 0; r < eps_.size(); ++r) {
+        if (eps_[r] == nullptr) {
             continue;
         }
+        /* UCX accepts a forced close only on endpoints with peer error
+         * handling; the others are flushed, which the barrier made safe */
         ucp_request_param_t param{};
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-        param.flags        = UCP_EP_CLOSE_FLAG_FORCE;
-        request_wait(engine_.get(), ucp_ep_close_nbx(ep, &param), 10.0);
+        param.flags        = peer_errors_[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+        request_wait(engine_.get(), ucp_ep_close_nbx(eps_[r], &param), 10.0);
     }
 }
 

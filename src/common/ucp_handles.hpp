@@ -134,6 +134,7 @@ private:
         int      rank;
     };
     std::vector<err_arg>   err_args_;
+    std::vector<bool>      peer_errors_;  /* endpoint has peer error handling */
     ucs_status_t           status_;
 };
 

@@ -6,6 +6,7 @@
  * -v prints our version and the UCX we were built with and run against.
  */
 #include <twochains/twochains.h>
+#include <twochains/ifunc.h>
 
 #include <cstdio>
 #include <cstring>
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
     }
     if (config) {
         tc_config_print(stdout, doc);
+        tc_ifunc_config_print(stdout, doc);
     }
     return 0;
 }

@@ -87,7 +87,9 @@ TEST(info, lists_every_variable_with_docs)
     for (const char *var : {"UCX_TC_WAIT_POLICY=", "UCX_TC_SLEEP_MIN=", "UCX_TC_SLEEP_MAX=",
                             "UCX_TC_MAX_POLLERS=", "UCX_TC_BOOTSTRAP=", "UCX_TC_ROOT=",
                             "UCX_TC_RANK=", "UCX_TC_SIZE=", "UCX_TC_LISTEN_FD=",
-                            "UCX_TC_BOOTSTRAP_TIMEOUT="}) {
+                            "UCX_TC_BOOTSTRAP_TIMEOUT=", "UCX_TC_SMC_MODE=", "UCX_TC_SMC_BATCH=",
+                            "UCX_TC_SMC_FLUSH_US=", "UCX_TC_HEARTBEAT_INTERVAL=",
+                            "UCX_TC_SUSPECT_TIMEOUT=", "UCX_TC_IFUNC_SECURITY="}) {
         EXPECT_NE(std::string::npos, r.output.find(var)) << var << " missing in:\n" << r.output;
     }
     EXPECT_NE(std::string::npos, r.output.find("bounded exponential backoff")) << r.output;
