@@ -44,6 +44,7 @@
 #include "api/group.hpp"
 
 #include "order/sequence.hpp"
+#include "rdmc/engine.hpp"
 #include "smc/slot.hpp"
 #include "sst/region.hpp"
 #include "sst/table.hpp"
@@ -57,6 +58,7 @@
 #include <cstring>
 #include <atomic>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -231,9 +233,10 @@ public:
             ucs_error("group: rank %d is not a sender of this group", node_.rank());
             return UCS_ERR_INVALID_PARAM;
         }
-        if (size > params_.max_payload) {
-            ucs_error("group: payload of %zu bytes exceeds the maximum of %zu", size,
-                      params_.max_payload);
+        const size_t limit = rdmc_ ? std::max(params_.max_payload, params_.rdmc_max_message) :
+                                     params_.max_payload;
+        if (size > limit) {
+            ucs_error("group: payload of %zu bytes exceeds the maximum of %zu", size, limit);
             return UCS_ERR_EXCEEDS_LIMIT;
         }
         return UCS_OK;
@@ -282,6 +285,9 @@ public:
             ucs_error("group: send while a get_buffer() slot is held");
             return UCS_ERR_INVALID_PARAM;
         }
+        if (size > params_.max_payload && rdmc_ && !threaded_) {
+            return send_large(size, fill, block);
+        }
         int64_t index;
         ucs_status_t status = reserve(size, block, index);
         if (status != UCS_OK) {
@@ -291,6 +297,57 @@ public:
             fill({slot(my_sender_, index) + sizeof(smc::slot_header), size});
         }
         return commit_index(index, size, 0, urgent);
+    }
+
+    /* RDMC carries the bytes; an SMC slot carries its place in the order.
+     * The engine's transfers of one root arrive in order everywhere, so the
+     * slot's transfer index names them. */
+    ucs_status_t send_large(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+                            bool block)
+    {
+        ucs_status_t status = check_send(size);
+        if (status != UCS_OK) {
+            return status;
+        }
+        /* One large message of ours at a time: the pool has N + 1 buffers, so
+         * the N - 1 other roots always find one to receive into, and nobody
+         * waits for a buffer that only a later delivery would free. */
+        if (!own_large_.empty()) {
+            if (!block) {
+                return UCS_ERR_NO_RESOURCE;
+            }
+            status = wait_until([this] { return own_large_.empty(); });
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+        std::span<std::byte> buffer;
+        status = rdmc_->get_send_buffer(size, buffer);
+        if (status == UCS_ERR_NO_RESOURCE && block) {
+            /* our earlier large messages hold the buffers until delivered */
+            status = wait_until([&] { return rdmc_->get_send_buffer(size, buffer) == UCS_OK; });
+        }
+        if (status != UCS_OK) {
+            return status;
+        }
+        if (fill) {
+            fill(buffer);
+        }
+        int64_t transfer = -1;
+        status = rdmc_->send(buffer, &transfer);
+        if (status != UCS_OK && status != UCS_INPROGRESS) {
+            return status;
+        }
+        own_large_[transfer] = {buffer, false, false};
+        count(&group_stats::rdmc_sent);
+        int64_t index;
+        status = reserve(sizeof(smc::rdmc_descriptor), block, index);
+        if (status != UCS_OK) {
+            return status;
+        }
+        smc::rdmc_descriptor d{size, transfer};
+        std::memcpy(slot(my_sender_, index) + sizeof(smc::slot_header), &d, sizeof(d));
+        return commit_index(index, sizeof(d), smc::SLOT_FLAG_RDMC, false);
     }
 
     ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
@@ -413,7 +470,8 @@ private:
             &group_stats::batched_msgs,   &group_stats::flush_full,
             &group_stats::flush_deadline, &group_stats::flush_idle,
             &group_stats::flush_explicit, &group_stats::views,
-            &group_stats::trimmed};
+            &group_stats::trimmed,        &group_stats::rdmc_sent,
+            &group_stats::rdmc_delivered};
 
     /* Counters are written by the engine's and the senders' threads and
      * read by anyone: relaxed atomics, no lock on the fast path. */
@@ -544,6 +602,9 @@ private:
         ucs_status_t status = tc_progress_until(node_.engine(), done, &pred, kSendTimeoutS);
         if (status != UCS_OK) {
             ucs_error("group: peers did not respond within %.0f s", kSendTimeoutS);
+            if (rdmc_ && ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+                rdmc_->dump(stderr);
+            }
         }
         return status;
     }
@@ -679,7 +740,7 @@ private:
         for (int64_t i = first; i < last && status == UCS_OK;) {
             i = consume(my_sender_, i);
             if (i < 0) {
-                status = UCS_ERR_IO_ERROR;
+                status = UCS_ERR_IO_ERROR; /* own large messages are always here */
             }
         }
         if (status == UCS_OK && !batched_) {
@@ -1099,6 +1160,57 @@ private:
 
     /* Take message @a index of @a sender (or a null run starting there);
      * returns the next index, or -1 on a malformed slot. */
+    static constexpr int64_t kNotYet = -2;  /* consume(): RDMC data still on its way */
+
+    /* For a large message's slot: accept its transfer (once, in this
+     * sender's order) and say whether all its blocks are here. */
+    bool large_arrived(int sender, int64_t index)
+    {
+        smc::rdmc_descriptor d;
+        std::memcpy(&d, slot(sender, index) + sizeof(smc::slot_header), sizeof(d));
+        const int root = sender_member_[sender];
+        if (sender == my_sender_) {
+            return own_large_.count(d.transfer) != 0;
+        }
+        auto &accepted = rdmc_accepted_[root];
+        while (accepted <= d.transfer) {
+            if (rdmc_->accept(root) != UCS_OK) {
+                return false;
+            }
+            ++accepted;
+        }
+        return rdmc_arrived_.count({root, d.transfer}) != 0;
+    }
+
+    std::span<const std::byte> large_data(int sender, int64_t index, int64_t &transfer) const
+    {
+        smc::rdmc_descriptor d;
+        std::memcpy(&d, slot(sender, index) + sizeof(smc::slot_header), sizeof(d));
+        transfer = d.transfer;
+        if (sender == my_sender_) {
+            return own_large_.at(d.transfer).data;
+        }
+        return rdmc_arrived_.at({sender_member_[sender], d.transfer});
+    }
+
+    void release_large(int sender, int64_t transfer)
+    {
+        if (sender == my_sender_) {
+            auto &o     = own_large_[transfer];
+            o.delivered = true;
+            if (o.sent) {
+                rdmc_->release(my_index_in_view(), transfer);
+                own_large_.erase(transfer);
+                    }
+            return;
+        }
+        const int root = sender_member_[sender];
+        rdmc_->release(root, transfer);
+        rdmc_arrived_.erase({root, transfer});
+    }
+
+    int my_index_in_view() const { return me_; }
+
     int64_t consume(int sender, int64_t index)
     {
         const auto *h     = header(sender, index);
@@ -1106,6 +1218,11 @@ private:
         const int64_t sent = (sender == my_sender_) ? pushed() : get(sender_member_[sender],
                                                                       col_sent_);
         const int64_t count = is_null ? h->size : 1;
+        const bool is_large = (h->flags & smc::SLOT_FLAG_RDMC) && rdmc_;
+        if (is_large && h->index == index && h->size == sizeof(smc::rdmc_descriptor) &&
+            !large_arrived(sender, index)) {
+            return kNotYet;
+        }
         if ((h->index != index) || (!is_null && h->size > params_.max_payload) ||
             (is_null && (count < 1 || count > w_ || index + count > sent))) {
             if (!malformed_logged_) {
@@ -1144,11 +1261,27 @@ private:
         }
         const auto *h = header(sender, index);
         count(&group_stats::delivered);
+        std::span<const std::byte> data{reinterpret_cast<const std::byte*>(h + 1), h->size};
+        int64_t transfer = -1;
+        if ((h->flags & smc::SLOT_FLAG_RDMC) && rdmc_) {
+            data = large_data(sender, index, transfer);
+            count(&group_stats::rdmc_delivered);
+        }
+        struct release_after {
+            group_impl *g;
+            int        sender;
+            int64_t    transfer;
+            ~release_after()
+            {
+                if (transfer >= 0) {
+                    g->release_large(sender, transfer);
+                }
+            }
+        } releaser{this, sender, transfer};
         if (!params_.on_deliver) {
             return;
         }
-        message m{view_.senders[sender], index, seq,
-                  {reinterpret_cast<const std::byte*>(h + 1), h->size}};
+        message m{view_.senders[sender], index, seq, data};
         try {
             params_.on_deliver(m);
         } catch (const std::exception &e) {
@@ -1288,6 +1421,9 @@ private:
         return false;
     }
 
+    /* new_messages() stays true while RDMC data is on its way; the trigger
+     * then handles nothing, so report no events and let the engine wait */
+
     unsigned receive_new()
     {
         unsigned events = 0;
@@ -1297,7 +1433,11 @@ private:
             }
             const int64_t sent = get(sender_member_[s], col_sent_);
             while (received_[s] < sent && !failed_) {
-                if (consume(s, received_[s]) < 0) {
+                const int64_t next = consume(s, received_[s]);
+                if (next == kNotYet) {
+                    break; /* RDMC blocks still arriving: later passes retry */
+                }
+                if (next < 0) {
                     fail_on(UCS_ERR_IO_ERROR);
                     break;
                 }
@@ -1356,6 +1496,50 @@ private:
     std::vector<int>                         put_failed_rank_;
     bool                                     wedged_ = false, trim_applied_ = false;
     bool                                     closed_out_ = false; /* drained: no more puts */
+    /* RDMC for messages above max_payload */
+    std::unique_ptr<rdmc::engine>            rdmc_;
+    struct own_large {
+        std::span<const std::byte> data;
+        bool                       sent, delivered;
+    };
+    std::map<int64_t, own_large>             own_large_;      /* by transfer */
+    std::map<std::pair<int, int64_t>, std::span<const std::byte>> rdmc_arrived_;
+    std::map<int, int64_t>                   rdmc_accepted_;  /* per root: accepted */
+
+public:
+    /* collective, from group::create; members and non-members alike */
+    static ucs_status_t create_rdmc(ucp_node &node, const group_params &p,
+                                    group_impl *impl, std::unique_ptr<rdmc::engine> &out)
+    {
+        rdmc::engine_params ep;
+        ep.members       = p.members;
+        ep.max_message   = p.rdmc_max_message;
+        ep.block_size    = p.rdmc_block;
+        ep.buffers       = static_cast<unsigned>(p.members.size()) + 1;
+        ep.auto_release  = false;
+        ep.manual_accept = true;
+        if (impl != nullptr) {
+            ep.on_receive = [impl](const rdmc::transfer_info &t) {
+                impl->rdmc_arrived_[{t.root, t.index}] = t.data;
+            };
+            ep.on_sent = [impl](const rdmc::transfer_info &t) {
+                auto it = impl->own_large_.find(t.index);
+                if (it == impl->own_large_.end()) {
+                    return;
+                }
+                it->second.sent = true;
+                if (it->second.delivered) {
+                    impl->rdmc_->release(impl->me_, t.index);
+                    impl->own_large_.erase(it);
+                }
+            };
+        }
+        return rdmc::engine::create(node, ep, out);
+    }
+
+    void attach_rdmc(std::unique_ptr<rdmc::engine> e) { rdmc_ = std::move(e); }
+
+private:
     bool                                     expelled_ = false, minority_ = false;
     std::atomic<double>                      last_view_change_ms_{0};
     size_t                                   stride_ = 0;
@@ -1485,11 +1669,23 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
         if (status == UCS_OK) {
             status = sst::mirrored_region::create(node, params.members, ignored, none);
         }
+        if (status == UCS_OK && params.rdmc_max_message > 0) {
+            std::unique_ptr<rdmc::engine> no_engine;
+            status = group_impl::create_rdmc(node, params, nullptr, no_engine);
+        }
         return status;
     }
     status = impl->init();
     if (status != UCS_OK) {
         return status;
+    }
+    if (params.rdmc_max_message > 0) {
+        std::unique_ptr<rdmc::engine> engine;
+        status = group_impl::create_rdmc(node, params, impl.get(), engine);
+        if (status != UCS_OK) {
+            return status;
+        }
+        impl->attach_rdmc(std::move(engine));
     }
     out = std::make_unique<group>(std::move(impl));
     return UCS_OK;

@@ -63,6 +63,11 @@ struct group_params {
      * application threads call send() concurrently (batched mode only):
      * senders then never touch UCX; the engine's thread pushes. */
     bool                                    threaded_senders = false;
+    /* Messages above max_payload go over RDMC (binomial pipeline) when this
+     * is non-zero: the largest such message. Their place in the total order
+     * is an SMC slot; they are delivered, like any message, once stable. */
+    size_t                                  rdmc_max_message = 0;
+    size_t                                  rdmc_block       = 0;   /* 0: UCX_TC_RDMC_BLOCK */
     std::function<void(const message &)>    on_deliver;
     std::function<void(const view &)>       on_view;
 };
@@ -81,6 +86,8 @@ struct group_stats {
     uint64_t        flush_explicit  = 0;  /* flush() or an urgent message */
     uint64_t        views           = 0;  /* views installed after the first */
     uint64_t        trimmed         = 0;  /* received messages discarded beyond a trim */
+    uint64_t        rdmc_sent       = 0;  /* large messages sent over RDMC */
+    uint64_t        rdmc_delivered  = 0;
     sst::put_counts puts;
 };
 

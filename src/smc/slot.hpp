@@ -14,7 +14,14 @@
 namespace tc::smc {
 
 enum slot_flags : uint32_t {
-    SLOT_FLAG_NULL = 1u << 0  /* keeps round-robin order moving; not delivered */
+    SLOT_FLAG_NULL = 1u << 0, /* keeps round-robin order moving; not delivered */
+    SLOT_FLAG_RDMC = 1u << 1  /* payload is an rdmc_descriptor: the data comes by RDMC */
+};
+
+/* An SMC slot that gives a large message its place in the total order. */
+struct rdmc_descriptor {
+    uint64_t size;      /* bytes of the message */
+    int64_t  transfer;  /* the sender's RDMC transfer index */
 };
 
 struct slot_header {

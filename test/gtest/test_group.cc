@@ -45,9 +45,13 @@ struct hash_chain {
 };
 
 /* The payload of message k from rank r: size and bytes derived from (r, k). */
-size_t payload_size(int rank, int64_t k, size_t max)
+/* With large > 0, every 7th message is large: just over max up to large. */
+size_t payload_size(int rank, int64_t k, size_t max, size_t large = 0)
 {
     std::mt19937_64 g(static_cast<uint64_t>(rank) * 1000003u + static_cast<uint64_t>(k));
+    if (large > max && k % 7 == 3) {
+        return max + 1 + g() % (large - max);
+    }
     return 1 + g() % max;  /* 1 .. max */
 }
 
@@ -77,6 +81,8 @@ struct scenario {
     std::optional<tc::smc_mode> smc;
     std::optional<unsigned>     batch;
     std::optional<double>       flush_us;
+    size_t                      rdmc_max = 0;  /* > 0: mix in large messages over RDMC */
+    size_t                      rdmc_block = 0;
     int              throw_every  = 0;      /* member 1's callback throws every n-th */
     int64_t          quiet_sends  = -1;     /* member 1 sends only this many */
     bool             nonblocking  = false;  /* send without blocking, retry on NO_RESOURCE */
@@ -113,12 +119,14 @@ void run_member(tc_bootstrap_inproc_domain_h domain, int rank, const scenario &s
     p.smc         = sc.smc;
     p.batch       = sc.batch;
     p.flush_us    = sc.flush_us;
+    p.rdmc_max_message = sc.rdmc_max;
+    p.rdmc_block       = sc.rdmc_block;
     p.on_deliver  = [&](const tc::message &m) {
         out.chain.add(m);
         /* the group numbers nulls too, so check against the app's own k:
          * per-sender FIFO means it is the next one we expect from m.sender */
         const int64_t k = next_index[m.sender];
-        if (m.data.size() != payload_size(m.sender, k, sc.max_payload)) {
+        if (m.data.size() != payload_size(m.sender, k, sc.max_payload, sc.rdmc_max)) {
             ++out.bad_payloads;
         } else {
             for (size_t i = 0; i < m.data.size(); ++i) {
@@ -153,7 +161,7 @@ void run_member(tc_bootstrap_inproc_domain_h domain, int rank, const scenario &s
     if (g->is_sender()) {
         const int64_t count = (rank == 1 && sc.quiet_sends >= 0) ? sc.quiet_sends : sc.per_sender;
         for (int64_t k = 0; k < count; ++k) {
-            size_t size = payload_size(rank, k, sc.max_payload);
+            size_t size = payload_size(rank, k, sc.max_payload, sc.rdmc_max);
             auto fill   = [&](std::span<std::byte> buf) {
                 for (size_t i = 0; i < buf.size(); ++i) {
                     buf[i] = std::byte{payload_byte(rank, k, i)};
@@ -693,6 +701,45 @@ TEST(group_batching, puts_per_message_at_saturation_match_the_formula)
     }
     unsetenv("UCX_TLS");
 }
+
+/* --- RDMC in the group's total order ------------------------------------- */
+
+class group_rdmc : public ::testing::TestWithParam<std::tuple<std::string, int, bool>> {
+protected:
+    void SetUp() override { setenv("UCX_TLS", std::get<0>(GetParam()).c_str(), 1); }
+    void TearDown() override { unsetenv("UCX_TLS"); }
+};
+
+TEST_P(group_rdmc, mixed_smc_and_rdmc_in_one_identical_order)
+{
+    scenario sc;
+    sc.members     = std::get<1>(GetParam());
+    sc.all_send    = std::get<2>(GetParam());
+    sc.max_payload = 256;
+    sc.window      = 32;
+    sc.rdmc_max    = std::get<0>(GetParam()).starts_with("tcp") ? (256 << 10) : (3 << 20);
+    sc.per_sender  = sc.all_send ? 150 : 300;
+    sc.rdmc_block  = 100000;  /* not a power of two, nor a divisor of any size */
+    auto res = run_scenario(sc);
+    expect_identical_delivery(sc, res);
+    uint64_t large = 0;
+    for (const auto &r : res) {
+        large += r.stats.rdmc_sent;
+        EXPECT_GT(r.stats.rdmc_delivered, 0u);
+    }
+    EXPECT_GT(large, 0u) << "no message went over RDMC";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+        r, group_rdmc,
+        ::testing::Values(std::make_tuple("posix,self", 2, true), std::make_tuple("posix,self", 3, true),
+                          std::make_tuple("posix,self", 5, false), std::make_tuple("posix,self", 8, false),
+                          std::make_tuple("tcp,self", 3, true)),
+        [](const auto &rdmc_info) {
+            const std::string tls = std::get<0>(rdmc_info.param);
+            return tls.substr(0, tls.find(',')) + "_n" + std::to_string(std::get<1>(rdmc_info.param)) +
+                   (std::get<2>(rdmc_info.param) ? "_all" : "_one");
+        });
 
 TEST(group_order, contiguous_received_and_counts)
 {
