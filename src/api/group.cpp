@@ -195,17 +195,29 @@ public:
             return status;
         }
         add_protocol_predicates();
-        status = tc_progress_poller_add(node_.engine(), &group_impl::poll, this, &poller_id_);
+        ucs_debug("group: %d members, %d senders, window %u, slot %zu bytes, %s, smc %s "
+                  "(batch %u, flush %.0f us)", n_, s_, w_, stride_,
+                  params_.mode == delivery_mode::ordered ? "ordered" : "raw",
+                  batched_ ? "batched" : "urgent", batch_, flush_s_ * 1e6);
+        return UCS_OK;
+    }
+
+    /* After every collective step of creation: a member still busy in one
+     * (registering RDMC buffers, say) would otherwise miss heartbeats and be
+     * suspected by those already done. */
+    ucs_status_t start()
+    {
+        const double now = now_s();
+        std::fill(last_seen_.begin(), last_seen_.end(), now);
+        last_heartbeat_s_ = now;
+        ucs_status_t status = tc_progress_poller_add(node_.engine(), &group_impl::poll, this,
+                                                     &poller_id_);
         if (status != UCS_OK) {
             return status;
         }
         if (params_.on_view) {
             params_.on_view(view_);
         }
-        ucs_debug("group: %d members, %d senders, window %u, slot %zu bytes, %s, smc %s "
-                  "(batch %u, flush %.0f us)", n_, s_, w_, stride_,
-                  params_.mode == delivery_mode::ordered ? "ordered" : "raw",
-                  batched_ ? "batched" : "urgent", batch_, flush_s_ * 1e6);
         return UCS_OK;
     }
 
@@ -1686,6 +1698,10 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
             return status;
         }
         impl->attach_rdmc(std::move(engine));
+    }
+    status = impl->start();
+    if (status != UCS_OK) {
+        return status;
     }
     out = std::make_unique<group>(std::move(impl));
     return UCS_OK;

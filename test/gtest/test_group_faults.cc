@@ -71,7 +71,7 @@ public:
                 }
                 setenv("UCX_TLS", tls.c_str(), 1);
                 setenv("UCX_TC_WAIT_POLICY", "sleep", 1);
-                setenv("UCX_TC_SUSPECT_TIMEOUT", "300ms", 1);
+                setenv("UCX_TC_SUSPECT_TIMEOUT", "500ms", 1);
                 setenv("UCX_TC_HEARTBEAT_INTERVAL", "10ms", 1);
                 setenv("UCX_TC_BOOTSTRAP_TIMEOUT", "5s", 1);
                 for (const auto &[rank, kv] : extra_env) {
