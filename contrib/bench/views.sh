@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+#
+# View changes under failures: detection latency (kill -> first suspicion),
+# time from the wedge to the new view, and messages trimmed, for
+#   kill9 N=3 and N=5 (posix, all members sending), and SIGSTOP N=3.
+# Uses test/group_fault_probe (built by make check) with the TCP bootstrap
+# env set by hand, and UCX's own diag-level log timestamps.
+#
+#   contrib/bench/views.sh [REPS]     (one JSON object per run on stdout)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${TC_BUILD:-$here/../../build}
+probe=$build/test/group_fault_probe
+reps=${1:-5}
+[ -x "$probe" ] || { echo "build the tests first (make -C build check)" >&2; exit 2; }
+export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=sleep UCX_TC_SUSPECT_TIMEOUT=${UCX_TC_SUSPECT_TIMEOUT:-200ms} \
+       UCX_TC_HEARTBEAT_INTERVAL=10ms UCX_TC_BOOTSTRAP_TIMEOUT=5s UCX_LOG_LEVEL=diag
+work=$(mktemp -d /tmp/tc-views.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+
+run() { # scenario n victim signal
+    local scenario=$1 n=$2 victim=$3 sig=$4 port pids=() r t_kill
+    port=$(( (RANDOM % 20000) + 30000 ))
+    for ((r = 0; r < n; ++r)); do
+        UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
+            "$probe" -c 4000 -r 5000 > "$work/out.$r" 2>&1 &
+        pids+=($!)
+    done
+    for ((r = 0; r < n; ++r)); do
+        until grep -q ready "$work/out.$r" 2>/dev/null; do sleep 0.01; done
+    done
+    sleep 0.2
+    t_kill=$(date +%s.%N)
+    kill -"$sig" "${pids[$victim]}"
+    [ "$sig" = STOP ] && { sleep 1.5; kill -CONT "${pids[$victim]}"; }
+    wait "${pids[@]}" 2>/dev/null || true
+    local s=$(( victim == 0 ? 1 : 0 ))   # a survivor's log
+    python3 - "$scenario" "$n" "$t_kill" "$work/out.$s" <<'PY'
+import json, re, sys
+scenario, n, t_kill, log = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), open(sys.argv[4]).read()
+ts = lambda pat: next((float(m.group(1)) for m in re.finditer(r"\[(\d+\.\d+)\][^\n]*" + pat, log)), None)
+suspect, wedged, installed = ts("suspecting rank"), ts("wedged"), ts("installed epoch")
+res = re.search(r"result chain \w+ count (\d+) views (\d+) trimmed (\d+)", log)
+print(json.dumps({"scenario": scenario, "members": n,
+    "detection_ms": round((suspect - t_kill) * 1e3, 1) if suspect else None,
+    "wedge_to_view_ms": round((installed - wedged) * 1e3, 3) if installed and wedged else None,
+    "kill_to_view_ms": round((installed - t_kill) * 1e3, 1) if installed else None,
+    "delivered": int(res.group(1)) if res else None, "views": int(res.group(2)) if res else None,
+    "trimmed": int(res.group(3)) if res else None}))
+PY
+}
+
+for ((i = 0; i < reps; ++i)); do
+    run kill9 3 $((i % 3)) KILL
+    run kill9 5 $((i % 5)) KILL
+    run sigstop 3 2 STOP
+done
