@@ -606,7 +606,9 @@ private:
                     ucs_error("group: peers did not respond within %.0f s", kSendTimeoutS);
                     return UCS_ERR_TIMED_OUT;
                 }
-                std::this_thread::yield();
+                /* sleep, not yield: many sender threads spinning on yield
+                 * starve the engine's thread that has to free their slots */
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
             }
             return UCS_OK;
         }

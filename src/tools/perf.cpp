@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <atomic>
 #include <getopt.h>
 #include <optional>
 #include <string>
@@ -46,6 +47,7 @@ struct options {
     std::optional<unsigned> batch;
     std::optional<double>   flush_us;
     double      rate    = 0;      /* smc_lat: offered messages/s (0: one at a time) */
+    unsigned    threads = 0;      /* smc_bw batched: application sender threads per member */
 };
 
 double now_s()
@@ -76,6 +78,8 @@ void usage(FILE *out)
                  "  --batch B           batched: push once B messages are pending\n"
                  "  --flush-us T        batched: push a partial batch after T us\n"
                  "  --rate R            smc_lat: offer R messages/s instead of one at a time\n"
+                 "  --threads T         smc_bw, batched: T sender threads per member, the\n"
+                 "                      engine driven by its own thread (threaded senders)\n"
                  "  --members N         with --inproc: members to start (default 3)\n"
                  "  --inproc            all members in this process, one thread each,\n"
                  "                      joined by the in-process bootstrap\n"
@@ -92,6 +96,7 @@ bool parse(int argc, char **argv, options &o)
                                       {"batch", required_argument, nullptr, 'B'},
                                       {"flush-us", required_argument, nullptr, 'F'},
                                       {"rate", required_argument, nullptr, 'R'},
+                                      {"threads", required_argument, nullptr, 'T'},
                                       {"members", required_argument, nullptr, 'N'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
@@ -116,6 +121,7 @@ bool parse(int argc, char **argv, options &o)
         case 'B': o.batch = std::strtoul(optarg, nullptr, 0); break;
         case 'F': o.flush_us = std::strtod(optarg, nullptr); break;
         case 'R': o.rate = std::strtod(optarg, nullptr); break;
+        case 'T': o.threads = std::strtoul(optarg, nullptr, 0); break;
         case 'j': o.json = true; break;
         case 'I': o.inproc = true; break;
         case 'N': o.members = std::atoi(optarg); break;
@@ -133,6 +139,10 @@ bool parse(int argc, char **argv, options &o)
     }
     if (o.shape == "smc_lat") {
         o.one = true;
+    }
+    if (o.threads > 0 && (o.shape != "smc_bw" || !o.batched)) {
+        std::fprintf(stderr, "twochains-perf: --threads needs -t smc_bw --mode batched\n");
+        return false;
     }
     if (o.inproc && o.members == 0) {
         o.members = 3;
@@ -183,7 +193,7 @@ int run_member(tc_bootstrap_h boot, const options &o)
 
     const uint64_t total_per_sender = o.warmup + o.iters;
     const uint64_t senders          = o.one ? 1 : n;
-    uint64_t delivered = 0;
+    std::atomic<uint64_t> delivered{0};
     double   t_start = 0, t_measured = 0;
     std::vector<double> lat_us;     /* smc_lat: send -> delivery here, per message */
     lat_us.reserve(o.iters);
@@ -200,6 +210,7 @@ int run_member(tc_bootstrap_h boot, const options &o)
     p.smc         = o.batched ? tc::smc_mode::batched : tc::smc_mode::urgent;
     p.batch       = o.batch;
     p.flush_us    = o.flush_us;
+    p.threaded_senders = (o.threads > 0);
     p.on_deliver  = [&](const tc::message &m) {
         ++delivered;
         if (delivered == o.warmup * senders) {
@@ -224,15 +235,53 @@ int run_member(tc_bootstrap_h boot, const options &o)
         t_start = wall0;
     }
     struct wait_delivered {
-        uint64_t *delivered;
-        uint64_t target;
+        std::atomic<uint64_t> *delivered;
+        uint64_t              target;
         static int done(void *arg)
         {
             auto *w = static_cast<wait_delivered*>(arg);
-            return *w->delivered >= w->target;
+            return w->delivered->load() >= w->target;
         }
     };
-    if (g->is_sender()) {
+    if (o.threads > 0) {
+        /* threaded senders: the engine runs on its own thread, T application
+         * threads send; this thread only waits */
+        if (tc_progress_thread_start(node.engine()) != UCS_OK) {
+            return 1;
+        }
+        std::vector<std::thread> senders_t;
+        std::atomic<int> failed{0};
+        if (g->is_sender()) {
+            for (unsigned t = 0; t < o.threads; ++t) {
+                senders_t.emplace_back([&, t] {
+                    const uint64_t mine = total_per_sender / o.threads +
+                                          (t < total_per_sender % o.threads ? 1 : 0);
+                    for (uint64_t k = 0; k < mine; ++k) {
+                        if (g->send(o.size, [](std::span<std::byte> buf) {
+                                double now = now_s();
+                                std::memcpy(buf.data(), &now, sizeof(now));
+                            }) != UCS_OK) {
+                            failed++;
+                            return;
+                        }
+                    }
+                });
+            }
+        }
+        for (auto &t : senders_t) {
+            t.join();
+        }
+        const double deadline = now_s() + 120;
+        while (!failed && delivered.load() < total_per_sender * senders && now_s() < deadline) {
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        t_measured = now_s() - t_start;
+        const ucs_status_t closed = g->close();
+        tc_progress_thread_stop(node.engine());
+        if (failed || closed != UCS_OK || delivered.load() < total_per_sender * senders) {
+            return 1;
+        }
+    } else if (g->is_sender()) {
         for (uint64_t k = 0; k < total_per_sender; ++k) {
             ucs_status_t status = g->send(o.size, [&](std::span<std::byte> buf) {
                 double t = now_s();
@@ -262,18 +311,20 @@ int run_member(tc_bootstrap_h boot, const options &o)
             }
         }
     }
-    wait_delivered all{&delivered, total_per_sender * senders};
-    if (tc_progress_until(node.engine(), wait_delivered::done, &all, 120) != UCS_OK) {
-        std::fprintf(stderr, "rank %d: delivered %lu of %lu\n", rank,
-                     static_cast<unsigned long>(delivered),
-                     static_cast<unsigned long>(all.target));
-        return 1;
+    if (o.threads == 0) {
+        wait_delivered all{&delivered, total_per_sender * senders};
+        if (tc_progress_until(node.engine(), wait_delivered::done, &all, 120) != UCS_OK) {
+            std::fprintf(stderr, "rank %d: delivered %lu of %lu\n", rank,
+                         static_cast<unsigned long>(delivered.load()),
+                         static_cast<unsigned long>(all.target));
+            return 1;
+        }
+        t_measured = now_s() - t_start;
+        if (g->close() != UCS_OK) {
+            return 1;
+        }
     }
-    t_measured = now_s() - t_start;
     const double wall = now_s() - wall0, cpu = cpu_s() - cpu0;
-    if (g->close() != UCS_OK) {
-        return 1;
-    }
     auto st = g->stats();
     const double batch_avg = st.batches ? double(st.batched_msgs) / double(st.batches) : 0;
 
@@ -327,11 +378,13 @@ int run_member(tc_bootstrap_h boot, const options &o)
                     "\"flush_us\":%.0f,\"offered_rate\":%.0f,\"messages\":%.0f,"
                     "\"msg_rate\":%.1f,\"MB/s\":%.3f,\"lat_avg_us\":%.3f,\"lat_p50_us\":%.3f,"
                     "\"lat_p999_us\":%.3f,\"puts_per_msg\":%.3f,\"batch_avg\":%.2f,"
+                    "\"threads\":%u,"
                     "\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
                     o.shape.c_str(), mode, tl.c_str(), n, static_cast<unsigned long>(senders),
                     o.size, o.window, o.batch.value_or(0), o.flush_us.value_or(-1), o.rate, msgs,
                     rate, rate * static_cast<double>(o.size) / 1e6, avg, percentile(to_all, 0.5),
-                    percentile(to_all, 0.999), puts / all_msgs, batch_avg_all, cpu_all, wall);
+                    percentile(to_all, 0.999), puts / all_msgs, batch_avg_all, o.threads, cpu_all,
+                    wall);
     } else if (o.shape == "smc_bw") {
         std::printf("%s: %d members, %lu senders, %zu B: %.0f msg/s delivered, %.2f MB/s, "
                     "%.2f puts/msg (%s)\n", o.shape.c_str(), n, static_cast<unsigned long>(senders),
