@@ -535,7 +535,10 @@ struct delivered_count {
 TEST(group_batching, lone_message_after_a_burst_is_delivered_within_the_deadline)
 {
     setenv("UCX_TLS", "posix,self", 1);
-    const double t_us = 2000; /* long enough that only the deadline can explain delivery */
+    /* T is so long that delivery well before it can only come from the idle
+     * flush; the bound is loose on purpose: this checks the mechanism, the
+     * latency itself is measured by contrib/bench/smc_batch.sh */
+    const double t_us = 2e6;
     auto res = run_members(3, batched_params(3, 64, t_us),
                            [&](int r, tc::ucp_node &node, tc::group &g, member_result &out) {
         auto fill = [](std::span<std::byte> b) { std::memset(b.data(), 7, b.size()); };
@@ -567,7 +570,7 @@ TEST(group_batching, lone_message_after_a_burst_is_delivered_within_the_deadline
         EXPECT_EQ(res[0].chain.value, r.chain.value);
     }
     /* idle detection pushes the partial batch well before T */
-    EXPECT_LT(res[0].bad_payloads, t_us + 1000) << "lone message took " << res[0].bad_payloads << " us";
+    EXPECT_LT(res[0].bad_payloads, t_us / 4) << "lone message took " << res[0].bad_payloads << " us";
     EXPECT_GT(res[0].stats.flush_idle + res[0].stats.flush_deadline, 0u);
     std::printf("lone message delivered at the sender after %lu us (T = %.0f us); "
                 "flushes: full %lu, deadline %lu, idle %lu, explicit %lu\n",
