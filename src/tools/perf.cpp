@@ -16,6 +16,7 @@
  * collective that blocks each member until all arrive.)
  */
 #include "api/group.hpp"
+#include "tools/perf_members.hpp"
 
 #include <twochains/twochains.h>
 
@@ -414,39 +415,6 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    if (!o.inproc) {
-        tc_bootstrap_h boot;
-        if (tc_bootstrap_create_from_env(&boot) != UCS_OK) {
-            return 2;
-        }
-        tc::bootstrap_ptr owner(boot);
-        if (o.members != 0 && o.members != tc_bootstrap_size(boot)) {
-            std::fprintf(stderr, "twochains-perf: --members %d but %d ranks were started\n",
-                         o.members, tc_bootstrap_size(boot));
-            return 2;
-        }
-        return run_member(boot, o);
-    }
-
-    tc_bootstrap_inproc_domain_h domain;
-    if (tc_bootstrap_inproc_domain_create(o.members, 60.0, &domain) != UCS_OK) {
-        return 2;
-    }
-    std::vector<int> rc(o.members, 2);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < o.members; ++r) {
-        threads.emplace_back([&, r] {
-            tc_bootstrap_h boot;
-            if (tc_bootstrap_inproc_create(domain, r, &boot) != UCS_OK) {
-                return;
-            }
-            tc::bootstrap_ptr owner(boot);
-            rc[r] = run_member(boot, o);
-        });
-    }
-    for (auto &t : threads) {
-        t.join();
-    }
-    tc_bootstrap_inproc_domain_destroy(domain);
-    return *std::max_element(rc.begin(), rc.end());
+    return tc::perf::run_members(o.inproc, o.members, 60.0,
+                                 [&o](tc_bootstrap_h boot) { return run_member(boot, o); });
 }
