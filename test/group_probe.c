@@ -10,6 +10,7 @@
  * pass. With -2, two groups share the node: {0..n-2} and {1..n-1}.
  *
  * Usage: group_probe [-c COUNT] [-s MAX] [-w WINDOW] [-o (one sender)] [-2]
+ *                    [-L LARGE: every 5th message is MAX+1..LARGE bytes, over RDMC]
  */
 #include <twochains/group.h>
 
@@ -35,9 +36,15 @@ static uint64_t splitmix(uint64_t x)
     return x ^ (x >> 31);
 }
 
+static size_t large_max; /* -L: > 0 mixes in messages over RDMC */
+
 static size_t msg_size(int group, int rank, int64_t k, size_t max)
 {
-    return 1 + splitmix(((uint64_t)group << 48) ^ ((uint64_t)rank << 32) ^ (uint64_t)k) % max;
+    uint64_t h = splitmix(((uint64_t)group << 48) ^ ((uint64_t)rank << 32) ^ (uint64_t)k);
+    if (large_max > max && k % 5 == 2) {
+        return max + 1 + h % (large_max - max);
+    }
+    return 1 + h % max;
 }
 
 static unsigned char msg_byte(int rank, int64_t k, size_t i)
@@ -91,20 +98,25 @@ int main(int argc, char **argv)
     tc_node_h node;
     tc_group_h groups[2];
     probe_state_t state[2];
-    unsigned char buf[65536];
+    unsigned char *buf;
 
-    while ((opt = getopt(argc, argv, "c:s:w:o2")) != -1) {
+    while ((opt = getopt(argc, argv, "c:s:w:o2L:")) != -1) {
         switch (opt) {
         case 'c': count = atoll(optarg); break;
         case 's': max = (size_t)atoll(optarg); break;
         case 'w': window = (unsigned)atoi(optarg); break;
         case 'o': one_sender = 1; break;
         case '2': two_groups = 1; break;
+        case 'L': large_max = (size_t)atoll(optarg); break;
         default: return 2;
         }
     }
-    if (max < 1 || max > sizeof(buf)) {
-        fprintf(stderr, "-s must be 1..%zu\n", sizeof(buf));
+    if (max < 1 || max > 65536) {
+        fprintf(stderr, "-s must be 1..65536\n");
+        return 2;
+    }
+    buf = malloc(large_max > max ? large_max : max);
+    if (buf == NULL) {
         return 2;
     }
     if (tc_bootstrap_create_from_env(&boot) != UCS_OK) {
@@ -143,6 +155,7 @@ int main(int argc, char **argv)
         p.window       = window;
         p.deliver      = deliver;
         p.deliver_arg  = &state[g];
+        p.rdmc_max_message = large_max;
         if (tc_group_create(node, &p, &groups[g]) != UCS_OK) {
             return 2;
         }
@@ -187,6 +200,7 @@ int main(int argc, char **argv)
         }
         tc_group_destroy(groups[g]);
     }
+    free(buf);
     tc_node_destroy(node);
     tc_bootstrap_destroy(boot);
     return rc;

@@ -92,6 +92,7 @@ ucs_status_t tc_group_create(tc_node_h node, const tc_group_params_t *params, tc
         p.max_payload = params->max_payload;
         p.window      = params->window;
         p.mode        = params->unordered ? tc::delivery_mode::raw : tc::delivery_mode::ordered;
+        p.rdmc_max_message = params->rdmc_max_message;
         if (params->deliver != nullptr) {
             auto cb  = params->deliver;
             auto arg = params->deliver_arg;

@@ -66,6 +66,27 @@ TEST_P(group_procs, two_groups_share_one_worker)
     EXPECT_EQ(1u, r.chains[1].size()) << r.output;
 }
 
+TEST_P(group_procs, mixed_smc_and_rdmc_messages_in_one_order)
+{
+    const bool tcp = GetParam().starts_with("tcp");
+    for (int n : {3, 5}) {
+        auto r = run_probe(GetParam(), n,
+                           tcp ? "-c 60 -s 256 -L 300000" : "-c 100 -s 256 -L 4000000");
+        ASSERT_EQ(0, r.exit_code) << r.output;
+        EXPECT_EQ(n, r.reports[0]) << r.output;
+        EXPECT_EQ(1u, r.chains[0].size()) << "members delivered different sequences:\n" << r.output;
+    }
+}
+
+TEST(group_procs_rdmc, messages_up_to_64_mib_among_small_ones)
+{
+    /* -c 3 -L 64 MiB: message k = 2 of each of 3 senders is large, up to 64 MiB */
+    auto r = run_probe("posix,self", 3, "-c 3 -s 64 -L 67108864");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_EQ(3, r.reports[0]) << r.output;
+    EXPECT_EQ(1u, r.chains[0].size()) << r.output;
+}
+
 TEST_P(group_procs, perf_shapes_print_sane_json)
 {
     for (std::string shape : {"smc_bw", "smc_lat"}) {

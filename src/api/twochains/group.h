@@ -42,6 +42,7 @@ typedef struct tc_group_params {
     int                   unordered;     /**< deliver on receipt, no total order */
     tc_group_deliver_cb_t deliver;
     void                  *deliver_arg;
+    size_t                rdmc_max_message; /**< > 0: larger sends go over RDMC */
 } tc_group_params_t;
 
 /** Collective over the bootstrap. The node does not take @a boot. */
@@ -56,7 +57,8 @@ tc_progress_engine_h tc_node_engine(tc_node_h node);
 ucs_status_t tc_group_create(tc_node_h node, const tc_group_params_t *params,
                              tc_group_h *group_p);
 
-/** Multicast a copy of @a data; waits while the window is full. */
+/** Multicast a copy of @a data; waits while the window is full. Sizes above
+ *  max_payload (up to rdmc_max_message) go over RDMC, in the same order. */
 ucs_status_t tc_group_send(tc_group_h group, const void *data, size_t size);
 
 /** Same, but UCS_ERR_NO_RESOURCE instead of waiting. */
