@@ -6,7 +6,8 @@
  * sends COUNT messages at RATE per second and hashes everything it delivers,
  * with view changes folded into the chain, so that survivors can be compared.
  *
- * Output: "view E m1,m2,..." per view; "result chain HEX count N views V
+ * -L SIZE: rank 0 sends one SIZE-byte message over RDMC halfway through.
+ * Output: "view E m1,m2,..." per view; "large send N" before the large one; "result chain HEX count N views V
  * trimmed T" at the end. Exit 0: done; 3: expelled or left in a minority
  * (a clear error, as the API reports it); 1: anything else.
  */
@@ -38,15 +39,16 @@ uint64_t fnv(uint64_t h, const void *p, size_t n)
 int main(int argc, char **argv)
 {
     long count = 2000, rate = 5000;
-    size_t max = 64;
+    size_t max = 64, large = 0;
     bool batched = false;
     int opt;
-    while ((opt = getopt(argc, argv, "c:r:s:b")) != -1) {
+    while ((opt = getopt(argc, argv, "c:r:s:bL:")) != -1) {
         switch (opt) {
         case 'c': count = std::atol(optarg); break;
         case 'r': rate = std::atol(optarg); break;
         case 's': max = std::strtoul(optarg, nullptr, 0); break;
         case 'b': batched = true; break;
+        case 'L': large = std::strtoul(optarg, nullptr, 0); break;
         default: return 1;
         }
     }
@@ -71,6 +73,7 @@ int main(int argc, char **argv)
     p.max_payload = max;
     p.window      = 32;
     p.smc         = batched ? tc::smc_mode::batched : tc::smc_mode::urgent;
+    p.rdmc_max_message = large;
     p.on_deliver  = [&](const tc::message &m) {
         chain = fnv(chain, &m.sender, sizeof(m.sender));
         chain = fnv(chain, m.data.data(), m.data.size());
@@ -94,7 +97,12 @@ int main(int argc, char **argv)
     ucs_status_t status = UCS_OK;
     auto next = std::chrono::steady_clock::now();
     for (long k = 0; k < count && status == UCS_OK; ++k) {
-        status = g->send(1 + k % max, [&](std::span<std::byte> buf) {
+        /* -L: rank 0 sends one large message (over RDMC) halfway through */
+        const bool big = (large > 0 && rank == 0 && k == count / 2);
+        if (big) {
+            std::printf("large send %zu\n", large);
+        }
+        status = g->send(big ? large : 1 + k % max, [&](std::span<std::byte> buf) {
             for (size_t i = 0; i < buf.size(); ++i) {
                 buf[i] = std::byte(static_cast<uint8_t>(rank * 31 + k * 7 + i));
             }

@@ -298,6 +298,13 @@ public:
             return UCS_ERR_INVALID_PARAM;
         }
         if (size > params_.max_payload && rdmc_ && !threaded_) {
+            if (epoch_ > 1) {
+                /* the RDMC engine's member list is the creation view's; it is
+                 * not rebuilt over the survivors (yet): refuse, do not hang */
+                ucs_error("group: large messages are not available after a view change "
+                          "(epoch %ld)", static_cast<long>(epoch_));
+                return UCS_ERR_UNSUPPORTED;
+            }
             return send_large(size, fill, block);
         }
         int64_t index;

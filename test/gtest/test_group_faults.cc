@@ -350,6 +350,17 @@ TEST(group_faults, stopped_member_is_expelled_and_told_so_when_it_wakes)
     expect_survivors_agree(c, 3, {2});
 }
 
+TEST(group_faults, member_killed_during_a_32_mib_rdmc_message)
+{
+    /* rank 0 multicasts 32 MiB over RDMC; a relay dies while it moves */
+    cluster c(4, "posix,self", "-c 2000 -r 4000 -L 33554432");
+    ASSERT_TRUE(c.wait_for(all_ranks(4), "ready", 20s)) << c.all_output();
+    ASSERT_TRUE(c.wait_for({0}, "large send", 20s)) << c.all_output();
+    c.signal(2, SIGKILL);
+    c.wait_all(60s);
+    expect_survivors_agree(c, 4, {2});
+}
+
 TEST(group_faults, minority_does_not_install_a_view)
 {
     /* two of three die: the last one must not go on alone */
