@@ -49,6 +49,8 @@ struct options {
     std::optional<double>   flush_us;
     double      rate    = 0;      /* smc_lat: offered messages/s (0: one at a time) */
     unsigned    threads = 0;      /* smc_bw batched: application sender threads per member */
+    size_t      background = 0;   /* smc_lat: another group multicasts this many bytes
+                                     over RDMC from the last rank, all along */
 };
 
 double now_s()
@@ -79,6 +81,8 @@ void usage(FILE *out)
                  "  --batch B           batched: push once B messages are pending\n"
                  "  --flush-us T        batched: push a partial batch after T us\n"
                  "  --rate R            smc_lat: offer R messages/s instead of one at a time\n"
+                 "  --rdmc-background B smc_lat: meanwhile the last rank multicasts B-byte\n"
+                 "                      messages over RDMC in a second group on the same node\n"
                  "  --threads T         smc_bw, batched: T sender threads per member, the\n"
                  "                      engine driven by its own thread (threaded senders)\n"
                  "  --members N         with --inproc: members to start (default 3)\n"
@@ -98,6 +102,7 @@ bool parse(int argc, char **argv, options &o)
                                       {"flush-us", required_argument, nullptr, 'F'},
                                       {"rate", required_argument, nullptr, 'R'},
                                       {"threads", required_argument, nullptr, 'T'},
+                                      {"rdmc-background", required_argument, nullptr, 'G'},
                                       {"members", required_argument, nullptr, 'N'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
@@ -123,6 +128,7 @@ bool parse(int argc, char **argv, options &o)
         case 'F': o.flush_us = std::strtod(optarg, nullptr); break;
         case 'R': o.rate = std::strtod(optarg, nullptr); break;
         case 'T': o.threads = std::strtoul(optarg, nullptr, 0); break;
+        case 'G': o.background = std::strtoull(optarg, nullptr, 0); break;
         case 'j': o.json = true; break;
         case 'I': o.inproc = true; break;
         case 'N': o.members = std::atoi(optarg); break;
@@ -227,8 +233,35 @@ int run_member(tc_bootstrap_h boot, const options &o)
     if (tc::group::create(node, p, g) != UCS_OK) {
         return 2;
     }
+    /* --rdmc-background: a second group (another shard on the same worker and
+     * progress engine) whose last rank keeps a large RDMC message in flight */
+    std::unique_ptr<tc::group> bg;
+    uint64_t bg_sent = 0;
+    if (o.background > 0) {
+        tc::group_params bp;
+        bp.members          = p.members;
+        bp.senders          = {n - 1};
+        bp.max_payload      = 64;
+        bp.window           = 16;
+        bp.rdmc_max_message = o.background;
+        if (tc::group::create(node, bp, bg) != UCS_OK) {
+            return 2;
+        }
+    }
     if (node.barrier() != UCS_OK) {
         return 2;
+    }
+    if (bg && rank == n - 1) {
+        /* the background sender: large messages back to back until the
+         * measured group has delivered everything here */
+        const uint64_t total = total_per_sender * senders;
+        while (delivered.load() < total) {
+            if (bg->send(o.background, [](std::span<std::byte> b) { b[0] = std::byte{1}; }) !=
+                UCS_OK) {
+                return 1;
+            }
+            ++bg_sent;
+        }
     }
 
     const double cpu0 = cpu_s(), wall0 = now_s();
@@ -324,6 +357,13 @@ int run_member(tc_bootstrap_h boot, const options &o)
         if (g->close() != UCS_OK) {
             return 1;
         }
+        if (bg && bg->close() != UCS_OK) {
+            return 1;
+        }
+        if (bg && rank == n - 1) {
+            std::fprintf(stderr, "background: %lu messages of %zu bytes over RDMC\n",
+                         static_cast<unsigned long>(bg_sent), o.background);
+        }
     }
     const double wall = now_s() - wall0, cpu = cpu_s() - cpu0;
     auto st = g->stats();
@@ -379,13 +419,13 @@ int run_member(tc_bootstrap_h boot, const options &o)
                     "\"flush_us\":%.0f,\"offered_rate\":%.0f,\"messages\":%.0f,"
                     "\"msg_rate\":%.1f,\"MB/s\":%.3f,\"lat_avg_us\":%.3f,\"lat_p50_us\":%.3f,"
                     "\"lat_p999_us\":%.3f,\"puts_per_msg\":%.3f,\"batch_avg\":%.2f,"
-                    "\"threads\":%u,"
+                    "\"threads\":%u,\"rdmc_background_bytes\":%zu,"
                     "\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
                     o.shape.c_str(), mode, tl.c_str(), n, static_cast<unsigned long>(senders),
                     o.size, o.window, o.batch.value_or(0), o.flush_us.value_or(-1), o.rate, msgs,
                     rate, rate * static_cast<double>(o.size) / 1e6, avg, percentile(to_all, 0.5),
-                    percentile(to_all, 0.999), puts / all_msgs, batch_avg_all, o.threads, cpu_all,
-                    wall);
+                    percentile(to_all, 0.999), puts / all_msgs, batch_avg_all, o.threads,
+                    o.background, cpu_all, wall);
     } else if (o.shape == "smc_bw") {
         std::printf("%s: %d members, %lu senders, %zu B: %.0f msg/s delivered, %.2f MB/s, "
                     "%.2f puts/msg (%s)\n", o.shape.c_str(), n, static_cast<unsigned long>(senders),
