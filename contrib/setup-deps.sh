@@ -25,6 +25,8 @@ TC_PACKAGES=(
     libpmix-dev           # PMIx bootstrap under srun/prterun
     gnuplot-nox           # benchmark plots (contrib/bench)
     stress-ng             # memory-stress neighbour for tail-latency benchmarks
+    dpkg-dev              # dpkg-source: unpack `apt-get source ucx` for the patched ucx_perftest
+    linux-perf            # perf record/stat in contrib/bench/ifunc.sh (profile, cycles where counted)
     iproute2              # network namespaces for the emulated cluster
     procps                # pgrep/pkill used by the tests' cleanup
 )
