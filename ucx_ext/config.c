@@ -16,6 +16,8 @@
 #include <ucs/sys/preprocessor.h>
 #include <ucs/config/parser.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 const char *tc_wait_policy_names[] = {
     [TC_WAIT_BUSY]  = "busy",
@@ -120,24 +122,36 @@ void tc_config_release(tc_config_t *config)
     ucs_config_parser_release_opts(config, tc_config_table);
 }
 
+/* Every UCX_TC_* table registered in this process (the base table here, and
+ * those of the ifunc runtime and the replication layer when loaded), printed
+ * the way ucx_info -c prints UCX's own. */
 void tc_config_print(FILE *stream, int with_doc)
 {
     ucs_config_print_flags_t flags = UCS_CONFIG_PRINT_CONFIG;
-    tc_config_t config;
-    ucs_status_t status;
-
-    status = tc_config_read(&config);
-    if (status != UCS_OK) {
-        return; /* the parser logged which variable was wrong */
-    }
+    ucs_config_global_list_entry_t *entry;
+    void *opts;
 
     if (with_doc) {
         flags |= UCS_CONFIG_PRINT_DOC | UCS_CONFIG_PRINT_HEADER;
     }
-    ucs_config_parser_print_opts(stream, "Two-Chains configuration", &config,
-                                 tc_config_table, TC_CONFIG_TABLE_PREFIX,
-                                 TC_CONFIG_ENV_PREFIX, flags);
-    tc_config_release(&config);
+    ucs_list_for_each(entry, &ucs_config_global_list, list) {
+        if ((entry->prefix == NULL) || (entry->table == NULL) ||
+            strncmp(entry->prefix, TC_CONFIG_TABLE_PREFIX,
+                    strlen(TC_CONFIG_TABLE_PREFIX)) != 0) {
+            continue;
+        }
+        opts = calloc(1, entry->size);
+        if (opts == NULL) {
+            return;
+        }
+        if (ucs_config_parser_fill_opts(opts, entry->table, TC_CONFIG_ENV_PREFIX,
+                                        entry->prefix, 0) == UCS_OK) {
+            ucs_config_parser_print_opts(stream, entry->name, opts, entry->table,
+                                         entry->prefix, TC_CONFIG_ENV_PREFIX, flags);
+            ucs_config_parser_release_opts(opts, entry->table);
+        }
+        free(opts);
+    }
 }
 
 /* Parse the table once at load time. UCX warns about UCX_ variables that no

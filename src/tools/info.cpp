@@ -6,7 +6,6 @@
  * -v prints our version and the UCX we were built with and run against.
  */
 #include <twochains/twochains.h>
-#include <twochains/ifunc.h>
 
 #include <cstdio>
 #include <cstring>
@@ -58,8 +57,7 @@ int main(int argc, char **argv)
         print_version();
     }
     if (config) {
-        tc_config_print(stdout, doc);
-        tc_ifunc_config_print(stdout, doc);
+        tc_config_print(stdout, doc);  /* every UCX_TC_* table loaded, ifunc and RDMC too */
     }
     return 0;
 }
