@@ -3,14 +3,18 @@
  */
 #include "common.h"
 
+#include <atomic>
 #include <cstdarg>
+#include <mutex>
 #include <cstdio>
 #include <sys/wait.h>
 
 namespace tc_test {
 
 namespace {
-int expect_depth = 0;
+std::atomic<int> expect_depth{0};
+/* members of in-process tests log from their own threads */
+std::mutex       capture_mutex;
 
 ucs_log_func_rc_t capture_handler(const char *file, unsigned line,
                                   const char *function, ucs_log_level_t level,
@@ -31,7 +35,10 @@ ucs_log_func_rc_t capture_handler(const char *file, unsigned line,
 #pragma GCC diagnostic pop
     va_end(aq);
 
-    log_capture::warnings().emplace_back(buf);
+    {
+        std::lock_guard<std::mutex> lock(capture_mutex);
+        log_capture::warnings().emplace_back(buf);
+    }
     if (expect_depth == 0) {
         ADD_FAILURE() << "unexpected UCX " << (level == UCS_LOG_LEVEL_WARN ? "warning" : "error")
                       << " at " << file << ":" << line << ": " << buf;
@@ -54,6 +61,7 @@ std::vector<std::string> &log_capture::warnings()
 scoped_log_expect::scoped_log_expect()
 {
     ++expect_depth;
+    std::lock_guard<std::mutex> lock(capture_mutex);
     log_capture::clear();
 }
 
@@ -64,6 +72,7 @@ scoped_log_expect::~scoped_log_expect()
 
 size_t scoped_log_expect::count(const std::string &needle) const
 {
+    std::lock_guard<std::mutex> lock(capture_mutex);
     size_t n = 0;
     for (const auto &m : log_capture::warnings()) {
         n += (m.find(needle) != std::string::npos);
