@@ -1220,7 +1220,7 @@ private:
             auto &o     = own_large_[transfer];
             o.delivered = true;
             if (o.sent) {
-                rdmc_->release(my_index_in_view(), transfer);
+                rdmc_->release(me_, transfer);  /* RDMC's members are the creation view's */
                 own_large_.erase(transfer);
                     }
             return;
@@ -1229,8 +1229,6 @@ private:
         rdmc_->release(root, transfer);
         rdmc_arrived_.erase({root, transfer});
     }
-
-    int my_index_in_view() const { return me_; }
 
     int64_t consume(int sender, int64_t index)
     {
@@ -1441,9 +1439,6 @@ private:
         }
         return false;
     }
-
-    /* new_messages() stays true while RDMC data is on its way; the trigger
-     * then handles nothing, so report no events and let the engine wait */
 
     unsigned receive_new()
     {

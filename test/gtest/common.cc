@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdarg>
+#include <cstdlib>
 #include <mutex>
 #include <cstdio>
 #include <sys/wait.h>
@@ -83,6 +84,28 @@ size_t scoped_log_expect::count(const std::string &needle) const
 const std::vector<std::string> &scoped_log_expect::messages() const
 {
     return log_capture::warnings();
+}
+
+scoped_env::scoped_env(const char *name, const char *value) : name_(name)
+{
+    if (const char *old = std::getenv(name)) {
+        old_ = old;
+        had_ = true;
+    }
+    if (value == nullptr) {
+        ::unsetenv(name);
+    } else {
+        ::setenv(name, value, 1);
+    }
+}
+
+scoped_env::~scoped_env()
+{
+    if (had_) {
+        ::setenv(name_.c_str(), old_.c_str(), 1);
+    } else {
+        ::unsetenv(name_.c_str());
+    }
 }
 
 std::string build_path(const std::string &rel)

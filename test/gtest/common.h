@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <ucs/debug/log_def.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,24 @@ public:
     size_t count(const std::string &needle) const;
     const std::vector<std::string> &messages() const;
 };
+
+/* Sets (or, with nullptr, unsets) an environment variable for a scope. */
+class scoped_env {
+public:
+    scoped_env(const char *name, const char *value);
+    ~scoped_env();
+    scoped_env(const scoped_env &)            = delete;
+    scoped_env &operator=(const scoped_env &) = delete;
+
+private:
+    std::string name_, old_;
+    bool        had_ = false;
+};
+
+inline double seconds_since(std::chrono::steady_clock::time_point t)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 /* Absolute path of a program in the build tree, e.g. "src/tools/twochains-run" */
 std::string build_path(const std::string &rel);

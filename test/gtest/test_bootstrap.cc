@@ -27,6 +27,9 @@
 
 namespace {
 
+using tc_test::scoped_env;
+using tc_test::seconds_since;
+
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
@@ -65,41 +68,6 @@ private:
     int fd_;
 };
 
-double seconds_since(clock_type::time_point t)
-{
-    return std::chrono::duration<double>(clock_type::now() - t).count();
-}
-
-/* Sets (or, with nullptr, unsets) an environment variable for a scope. */
-class scoped_env {
-public:
-    scoped_env(const char *name, const char *value) : name_(name)
-    {
-        if (const char *old = std::getenv(name)) {
-            old_ = old;
-            had_ = true;
-        }
-        if (value == nullptr) {
-            ::unsetenv(name);
-        } else {
-            ::setenv(name, value, 1);
-        }
-    }
-    ~scoped_env()
-    {
-        if (had_) {
-            ::setenv(name_.c_str(), old_.c_str(), 1);
-        } else {
-            ::unsetenv(name_.c_str());
-        }
-    }
-    scoped_env(const scoped_env &)            = delete;
-    scoped_env &operator=(const scoped_env &) = delete;
-
-private:
-    std::string name_, old_;
-    bool        had_ = false;
-};
 
 /* A clean slate of UCX_TC_ bootstrap variables. */
 struct clean_boot_env {

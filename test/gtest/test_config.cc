@@ -13,37 +13,9 @@
 
 namespace {
 
-/* Sets an environment variable for the scope of a test. */
-class scoped_env {
-public:
-    scoped_env(const char *name, const char *value) : name_(name)
-    {
-        const char *old = std::getenv(name);
-        had_ = (old != nullptr);
-        if (had_) {
-            old_ = old;
-        }
-        if (value == nullptr) {
-            unsetenv(name);
-        } else {
-            setenv(name, value, 1);
-        }
-    }
-    ~scoped_env()
-    {
-        if (had_) {
-            setenv(name_.c_str(), old_.c_str(), 1);
-        } else {
-            unsetenv(name_.c_str());
-        }
-    }
-    scoped_env(const scoped_env &)            = delete;
-    scoped_env &operator=(const scoped_env &) = delete;
+using tc_test::scoped_env;
+using tc_test::seconds_since;
 
-private:
-    std::string name_, old_;
-    bool        had_;
-};
 
 TEST(config, defaults)
 {
