@@ -24,7 +24,7 @@
 typedef enum {
     BAD_SIZE_ZERO, BAD_SIZE_BIG, BAD_TRUNCATED, BAD_UNKNOWN_PKG, BAD_UNKNOWN_ELEMENT,
     BAD_HASH, BAD_LOCAL_ONLY, BAD_CACHE_MISS, BAD_OFFSET, BAD_CREDITS,
-    BAD_CHECKSUM, BAD_SIGNAL, BAD_LINK, BAD_LAST
+    BAD_CHECKSUM, BAD_SIGNAL, BAD_LINK, BAD_STALE_SIGNAL, BAD_LAST
 } bad_case_t;
 
 static const struct {
@@ -49,6 +49,9 @@ static const struct {
     [BAD_CHECKSUM]        = {"checksum", TC_IFUNC_REJECT_CHECKSUM, TC_IFUNC_SECURITY_VERIFY, 2},
     [BAD_SIGNAL]          = {"bad_signal", TC_IFUNC_REJECT_SIGNAL, TC_IFUNC_SECURITY_VERIFY, 2},
     [BAD_LINK]            = {"unresolved_symbol", TC_IFUNC_REJECT_LINK, TC_IFUNC_SECURITY_TRUST, 2},
+    /* not bad at all: a put's late second store of the previous lap's
+     * signal, which must be waited out, never rejected */
+    [BAD_STALE_SIGNAL]    = {"stale_signal", TC_IFUNC_REJECT_NONE, TC_IFUNC_SECURITY_VERIFY, 0},
 };
 
 #define DEPTH        8
@@ -218,6 +221,39 @@ static void run_sender(sender_t *s, bad_case_t c)
     if (tc_ifunc_pkg_element(s->pkg, "server_side_sum", &s->sum_id) != UCS_OK) {
         fail("no server_side_sum");
     }
+    if (c == BAD_STALE_SIGNAL) {
+        /* one correct lap, run and freed by the receiver ... */
+        for (seq = 0; seq < DEPTH; ++seq) {
+            size = build_sum(s, TC_FRAME_LOCAL, seq);
+            raw_put(s, seq, size, 1);
+        }
+        tc_ifunc_mailbox_flush(s->mbox, 10.0);
+        tc_ifunc_mailbox_barrier(s->mbox);
+        deadline = tc_ifunc_now() + 20;
+        while ((*credit < DEPTH) && (tc_ifunc_now() < deadline)) {
+            tc_progress(tc_ifunc_mailbox_engine(s->mbox));
+        }
+        if (*credit < DEPTH) {
+            fail("no credits for the first lap");
+        }
+        /* ... then frame 0's signal stored again into its cleared slot, as
+         * a sender preempted between memcpy's two overlapping stores does;
+         * it sits there longer than the trailer timeout ... */
+        build_sum(s, TC_FRAME_LOCAL, 0);
+        wait_req(s, ucp_put_nbx(s->mbox->peers[0].ep, s->frame, 8,
+                                s->mbox->peers[0].ring_addr, s->mbox->peers[0].rkey,
+                                &(ucp_request_param_t){0}));
+        tc_ifunc_mailbox_flush(s->mbox, 10.0);
+        deadline = tc_ifunc_now() + 0.2;
+        while (tc_ifunc_now() < deadline) {
+            tc_progress(tc_ifunc_mailbox_engine(s->mbox));
+        }
+        /* ... and the next lap's frame 0 must run as if nothing happened */
+        size = build_sum(s, TC_FRAME_LOCAL, DEPTH);
+        raw_put(s, 0, size, 1);
+        tc_ifunc_mailbox_flush(s->mbox, 10.0);
+        return;
+    }
     if (c == BAD_CREDITS) {
         /* fill the ring, then write frame DEPTH over the unconsumed frame 0 */
         for (seq = 0; seq <= DEPTH; ++seq) {
@@ -252,7 +288,8 @@ static void run_sender(sender_t *s, bad_case_t c)
 static void run_receiver(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg, bad_case_t c)
 {
     int64_t *acc      = tc_ifunc_pkg_symbol(pkg, "tcbench_accumulator");
-    int good          = (c == BAD_CREDITS) ? DEPTH : 1;  /* frames that must run */
+    int good          = (c == BAD_CREDITS)      ? DEPTH :
+                        (c == BAD_STALE_SIGNAL) ? DEPTH + 1 : 1; /* frames that must run */
     uint64_t expected = (uint64_t)cases[c].bad_frames + good;
     int64_t sum       = 0;
     double deadline   = tc_ifunc_now() + 20;
@@ -268,7 +305,13 @@ static void run_receiver(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg, bad_case_t
     } while ((st.frames[0] + st.frames[1] + st.frames[2] + st.rejects_total < expected) &&
              (tc_ifunc_now() < deadline));
 
-    if (c == BAD_CREDITS) {
+    if (c == BAD_STALE_SIGNAL) {
+        for (seq = 0; seq <= DEPTH; ++seq) {
+            for (j = 0; j < SUM_VALUES; ++j) {
+                sum += sum_value(seq, j);
+            }
+        }
+    } else if (c == BAD_CREDITS) {
         for (seq = 1; seq <= DEPTH; ++seq) {     /* frame 0 was overwritten */
             for (j = 0; j < SUM_VALUES; ++j) {
                 sum += sum_value(seq, j);
@@ -289,6 +332,9 @@ static void run_receiver(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg, bad_case_t
     }
     if ((st.frames[0] + st.frames[1] + st.frames[2] != (uint64_t)good) || (*acc != sum)) {
         fail("the good frames did not all run correctly");
+    }
+    if ((c == BAD_STALE_SIGNAL) && (st.stale_signals == 0)) {
+        fail("the stale signal was never seen");
     }
 }
 

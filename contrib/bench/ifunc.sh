@@ -251,10 +251,10 @@ done
 echo "# tail done at $(( $(date +%s) - t0 )) s" >&2
 
 # --- 3. wait-policy cost ---------------------------------------------------
-# With the default fenced signal, runs of millions of frames meet the
-# runtime's stale-signal bug (see the summary); how a receiver waits does
-# not depend on how the frame is signalled, so these runs use the one-put
-# trailer signal. Over posix a reply comes back within a microsecond, so
+# These runs use the one-put trailer signal: they were recorded while the
+# fenced signal still had the stale-signal bug (fixed since: a put's late
+# duplicate store of the previous lap's signal is now waited out), and how
+# a receiver waits does not depend on how the frame is signalled. Over posix a reply comes back within a microsecond, so
 # every policy mostly spins; over tcp each side waits ~20 us per message,
 # which is where the policies differ.
 want policy &&
@@ -293,8 +293,7 @@ if ! want profile; then
     :
 elif command -v perf >/dev/null && perf record -e cpu-clock -o "$work/probe.data" true >/dev/null 2>&1; then
     : >"$profile"
-    # steady state only (--delay skips start-up); a run the stale-signal bug
-    # aborts is repeated
+    # steady state only (--delay skips start-up); a failed run is repeated
     for cfg in "ucp_ifunc_lat 4 local" "ucp_put_lat 192 null" "ucp_am_lat 4 null"; do
         set -- $cfg
         envs=(UCX_TLS=posix,self)

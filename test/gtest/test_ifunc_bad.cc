@@ -47,6 +47,30 @@ TEST_P(ifunc_bad, rejected_counted_logged_once_and_next_frame_runs)
     EXPECT_EQ(std::string::npos, r.output.find("UCX  ERROR")) << r.output;
 }
 
+/* A put's late duplicate store of the previous lap's signal (the cause of
+ * the stalled ping-pongs once seen with busy polling): waited out, counted
+ * as stale, never rejected or logged, and the next frame runs */
+class ifunc_stale : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ifunc_stale, previous_lap_signal_is_not_a_frame)
+{
+    auto r = tc_test::run_command("UCX_TLS=" + GetParam() + " " +
+                                  tc_test::build_path("src/tools/twochains-run") +
+                                  " -n 2 --timeout 60 -- " +
+                                  tc_test::build_path("test/ifunc_bad") + " stale_signal");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("[0] ifunc_bad rank 0: case stale_signal: OK"))
+            << r.output;
+    EXPECT_EQ(0u, count(r.output, "UCX  WARN")) << r.output;
+    EXPECT_EQ(std::string::npos, r.output.find("UCX  ERROR")) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(transports, ifunc_stale,
+                         ::testing::Values("posix,self", "tcp,self"),
+                         [](const auto &tl) {
+                             return tl.param.substr(0, tl.param.find(','));
+                         });
+
 const bad_param cases[] = {
     {"", "size_zero", "size"},
     {"", "size_big", "size"},

@@ -18,6 +18,11 @@
  *    from the wire;
  *  - every frame ends RUN or REJECTED exactly once; both free the slot
  *    (header and trailer zeroed, the whole slot after a reject);
+ *  - clearing is not final: a put may store the same bytes twice (glibc's
+ *    memcpy writes an 8-byte signal with two overlapping 8-byte stores, and
+ *    a preempted sender can do the second one after we ran the frame and
+ *    cleared the slot). So the previous lap's signal in a slot means "not
+ *    yet", never a bad frame: signals carry the sequence for this reason.
  *  - an incomplete frame never blocks: it is PENDING until the trailer
  *    timeout, then rejected as truncated.
  */
@@ -39,11 +44,13 @@
 typedef void (*tc_ifunc_main_fn_t)(void *payload, size_t payload_size,
                                    void *target_args);
 
-void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer)
+void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer,
+                        uint32_t depth)
 {
     memset(ring, 0, sizeof(*ring));
-    ring->base = base;
-    ring->peer = peer;
+    ring->base  = base;
+    ring->peer  = peer;
+    ring->depth = depth;
     kh_init_inplace(tc_cached, &ring->cached);
 }
 
@@ -355,6 +362,11 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process(tc_ifunc_rx_t *rx,
 
     sig = __atomic_load_n(&live->signal, __ATOMIC_ACQUIRE);
     if (ucs_likely(sig == 0)) {
+        return TC_IFUNC_SLOT_EMPTY;
+    }
+    if (ucs_unlikely((ring->depth != 0) &&
+                     (sig == TC_FRAME_SIGNAL(expect_seq - ring->depth)))) {
+        ++rx->stats->stale_signals;   /* a late second store of a run frame */
         return TC_IFUNC_SLOT_EMPTY;
     }
 

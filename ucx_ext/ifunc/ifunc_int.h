@@ -138,6 +138,7 @@ typedef struct tc_ifunc_ring {
     uint64_t           published;       /* consumed count last put to the sender */
     void               *credit_req;     /* credit put in flight */
     int                peer;            /* sender rank, -1: unknown */
+    uint32_t           depth;           /* slots; 0: no sequence (ucp_poll_ifunc) */
     int                trailer_mode;    /* the sender uses TC_IFUNC_SIGNAL_TRAILER */
     double             pending_since;   /* > 0: head frame incomplete since */
     khash_t(tc_cached) cached;          /* code_hash -> code, for Cached frames */
@@ -165,7 +166,8 @@ typedef enum {
     TC_IFUNC_SLOT_REJECTED   /* a frame was rejected; slot freed */
 } tc_ifunc_slot_result_t;
 
-void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer);
+void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer,
+                        uint32_t depth);
 void tc_ifunc_ring_cleanup(tc_ifunc_ring_t *ring);
 
 /*

@@ -528,7 +528,8 @@ ucs_status_t tc_ifunc_mailbox_create(ucp_context_h context,
     }
     for (r = 0; r < mbox->size; ++r) {
         tc_ifunc_ring_init(&mbox->rx_rings[r],
-                           mbox->rings + (size_t)r * mbox->depth * mbox->slot_size, r);
+                           mbox->rings + (size_t)r * mbox->depth * mbox->slot_size, r,
+                           mbox->depth);
     }
 
     status = tc_ifunc_mailbox_connect(mbox, params, rings_offset);
@@ -654,7 +655,7 @@ void tc_ifunc_stats_print(const tc_ifunc_stats_t *s, FILE *stream, const char *p
     }
     fprintf(stream, "%scode cache: %" PRIu64 " hits, %" PRIu64 " installs; %" PRIu64
             " remote links; credits: %" PRIu64 " updates, %" PRIu64 " stalls, %.6f s "
-            "waiting; trailer wait %.6f s\n", prefix, s->cache_hits, s->cache_installs,
-            s->remote_links, s->credit_updates, s->credit_stalls, s->credit_wait_s,
-            s->pending_wait_s);
+            "waiting; trailer wait %.6f s; stale signals %" PRIu64 "\n", prefix,
+            s->cache_hits, s->cache_installs, s->remote_links, s->credit_updates,
+            s->credit_stalls, s->credit_wait_s, s->pending_wait_s, s->stale_signals);
 }

@@ -364,7 +364,7 @@ static tc_ifunc_ring_t *tc_ucp_ifunc_ring(void *buffer)
         tc_ifunc_ring_cleanup(&b->ring);
     }
     b->buffer = buffer;
-    tc_ifunc_ring_init(&b->ring, buffer, -1);
+    tc_ifunc_ring_init(&b->ring, buffer, -1, 0);
     b->ring.trailer_mode = (tc_ifunc_config_get()->signal == TC_IFUNC_SIGNAL_TRAILER);
     return &b->ring;
 }

@@ -268,6 +268,9 @@ typedef struct tc_ifunc_stats {
     uint64_t cache_installs;        /**< copies made into the code cache */
     uint64_t remote_links;          /**< GOT tables built from frame symbols */
     double   pending_wait_s;        /**< time frames waited for their trailer */
+    uint64_t stale_signals;         /**< polls that found the previous lap's signal
+                                         stored again in a cleared slot (a
+                                         sender's late duplicate store; harmless) */
     /* sender */
     uint64_t sent[TC_IFUNC_FRAME_KIND_LAST];   /**< frames sent, by type */
     uint64_t bytes_sent;
