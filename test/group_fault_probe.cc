@@ -7,9 +7,14 @@
  * with view changes folded into the chain, so that survivors can be compared.
  *
  * -L SIZE: rank 0 sends one SIZE-byte message over RDMC halfway through.
- * Output: "view E m1,m2,..." per view; "large send N" before the large one; "result chain HEX count N views V
- * trimmed T" at the end. Exit 0: done; 3: expelled or left in a minority
- * (a clear error, as the API reports it); 1: anything else.
+ * -J PORT: member r admits joiners on port PORT + r. -j HOST:PORT: join the
+ * group through that member instead of creating it (outside the bootstrap);
+ * its state (chain and count) comes from the sponsor.
+ * Output: "ready ID"; "view E m1,m2,..." per view; "large send N" before the
+ * large one; "state received ..." at a joiner; "result chain HEX count N views
+ * V trimmed T joins J" at the end. Exit 0: done; 3: expelled or left in a
+ * minority (a clear error, as the API reports it); 4: the join failed; 1:
+ * anything else.
  */
 #include "api/group.hpp"
 
@@ -41,9 +46,13 @@ int main(int argc, char **argv)
     long count = 2000, rate = 5000;
     size_t max = 64, large = 0;
     bool batched = false;
+    int join_base = 0;
+    std::string contact;
     int opt;
-    while ((opt = getopt(argc, argv, "c:r:s:bL:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:r:s:bL:J:j:")) != -1) {
         switch (opt) {
+        case 'J': join_base = std::atoi(optarg); break;
+        case 'j': contact = optarg; break;
         case 'c': count = std::atol(optarg); break;
         case 'r': rate = std::atol(optarg); break;
         case 's': max = std::strtoul(optarg, nullptr, 0); break;
@@ -63,13 +72,29 @@ int main(int argc, char **argv)
     if (node->status() != UCS_OK) {
         return 1;
     }
-    const int rank = node->rank();
-
     uint64_t chain = 1469598103934665603ull, delivered = 0;
     tc::group_params p;
     for (int r = 0; r < node->size(); ++r) {
         p.members.push_back(r);
     }
+    if (join_base > 0) {
+        p.join_port = static_cast<uint16_t>(join_base + node->rank());
+    }
+    /* the state a joiner needs: the chain so far and its length */
+    p.get_state = [&] {
+        std::vector<std::byte> s(2 * sizeof(uint64_t));
+        std::memcpy(s.data(), &chain, sizeof(chain));
+        std::memcpy(s.data() + sizeof(chain), &delivered, sizeof(delivered));
+        return s;
+    };
+    p.set_state = [&](std::span<const std::byte> s) {
+        if (s.size() == 2 * sizeof(uint64_t)) {
+            std::memcpy(&chain, s.data(), sizeof(chain));
+            std::memcpy(&delivered, s.data() + sizeof(chain), sizeof(delivered));
+        }
+        std::printf("state received %zu bytes, count %llu\n", s.size(),
+                    static_cast<unsigned long long>(delivered));
+    };
     p.max_payload = max;
     p.window      = 32;
     p.smc         = batched ? tc::smc_mode::batched : tc::smc_mode::urgent;
@@ -89,10 +114,13 @@ int main(int argc, char **argv)
         chain = fnv(chain, v.members.data(), v.members.size() * sizeof(int));
     };
     std::unique_ptr<tc::group> g;
-    if (tc::group::create(*node, p, g) != UCS_OK) {
-        return 1;
+    if ((contact.empty() ? tc::group::create(*node, p, g) :
+                           tc::group::join(*node, p, contact, g)) != UCS_OK) {
+        std::printf("%s failed\n", contact.empty() ? "create" : "join");
+        return contact.empty() ? 1 : 4;
     }
-    std::printf("ready\n");
+    const int rank = node->rank();   /* a joiner's id once it is in */
+    std::printf("ready %d\n", rank);
 
     ucs_status_t status = UCS_OK;
     auto next = std::chrono::steady_clock::now();
@@ -122,12 +150,13 @@ int main(int argc, char **argv)
         status = g->close();
     }
     auto st = g->stats();
-    std::printf("result chain %016llx count %llu views %llu trimmed %llu status %s\n",
+    std::printf("result chain %016llx count %llu views %llu trimmed %llu joins %llu status %s\n",
                 static_cast<unsigned long long>(chain), static_cast<unsigned long long>(delivered),
                 static_cast<unsigned long long>(st.views),
-                static_cast<unsigned long long>(st.trimmed), ucs_status_string(status));
+                static_cast<unsigned long long>(st.trimmed),
+                static_cast<unsigned long long>(st.joins), ucs_status_string(status));
     std::fflush(stdout);
-    if (st.views > 0 || status != UCS_OK) {
+    if (st.views > 0 || !contact.empty() || status != UCS_OK) {
         /* the bootstrap lost a member: a collective teardown cannot work */
         _exit(status == UCS_ERR_REJECTED ? 3 : (status == UCS_OK ? 0 : 1));
     }

@@ -43,6 +43,8 @@
  */
 #include "api/group.hpp"
 
+#include "api/join.hpp"
+
 #include "order/sequence.hpp"
 #include "rdmc/engine.hpp"
 #include "smc/slot.hpp"
@@ -51,6 +53,8 @@
 
 #include <twochains/config.h>
 #include <ucs/debug/log_def.h>
+
+#include <arpa/inet.h>
 
 #include <algorithm>
 #include <chrono>
@@ -62,6 +66,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 namespace tc {
 
@@ -72,6 +77,8 @@ namespace {
 /* An idle member pushes its delivered counter alone after this long. */
 constexpr double kDeliveryReportIdleS = 20e-6;
 constexpr double kSendTimeoutS        = 30.0;
+/* A joiner's request must be complete this long after it connected. */
+constexpr double kJoinRequestTimeoutS = 2.0;
 
 double now_s()
 {
@@ -129,10 +136,11 @@ const char *digest_difference(const std::vector<std::byte> &a, const std::vector
 class group_impl {
 public:
     group_impl(ucp_node &node, const group_params &params, std::vector<int> senders,
-               const tc_config_t &config)
+               const tc_config_t &config, int64_t epoch = 1)
         : node_(node), params_(params), pusher_(node)
     {
-        view_.epoch   = 1;
+        epoch_        = epoch;
+        view_.epoch   = epoch;
         view_.members = params.members;
         view_.senders = std::move(senders);
         n_            = static_cast<int>(view_.members.size());
@@ -160,8 +168,13 @@ public:
         col_suspected_ = row_.add<int64_t>();   /* bitmask of original members */
         col_wedged_    = row_.add<int64_t>();   /* epoch wedged in, 0: not */
         col_trim_      = row_.add<int64_t>(s_); /* per original sender */
+        col_admit_     = row_.add<int64_t>();   /* with the trim: 1 + sponsor row, 0: none */
         col_trim_epoch_ = row_.add<int64_t>();  /* epoch of the trim above */
         col_done_      = row_.add<int64_t>();   /* epoch whose trim is delivered */
+        col_join_req_  = row_.add<int64_t>();   /* epoch in which we sponsor a joiner */
+        col_rdv_addr_  = row_.add<int64_t>();   /* its rendezvous: IPv4 << 16 | port */
+        boot_timeout_s_ = config.boot_timeout;
+        max_id_ = *std::max_element(view_.members.begin(), view_.members.end());
         original_members_ = view_.members;
         original_senders_ = view_.senders;
         s0_ = s_;
@@ -232,6 +245,9 @@ public:
 
     ucs_status_t check_send(size_t size) const
     {
+        if (superseded_) {
+            return UCS_ERR_CANCELED;
+        }
         if (expelled_ || minority_) {
             ucs_error("group: %s: this member can no longer send",
                       expelled_ ? "expelled from the group" : "left in a minority partition");
@@ -490,7 +506,8 @@ private:
             &group_stats::flush_deadline, &group_stats::flush_idle,
             &group_stats::flush_explicit, &group_stats::views,
             &group_stats::trimmed,        &group_stats::rdmc_sent,
-            &group_stats::rdmc_delivered};
+            &group_stats::rdmc_delivered, &group_stats::joins,
+            &group_stats::join_rejects};
 
     /* Counters are written by the engine's and the senders' threads and
      * read by anyone: relaxed atomics, no lock on the fast path. */
@@ -597,10 +614,15 @@ private:
     /* expelled, or left in a minority: this member is out of the group */
     bool out_of_group() const { return expelled_ || minority_; }
 
+    /* UCS_ERR_CANCELED: a view with a joiner replaced this one meanwhile;
+     * the group retries the call there */
     template<class Pred> ucs_status_t wait_until(Pred pred_in)
     {
-        auto pred = [&] { return out_of_group() || pred_in(); };
+        auto pred = [&] { return out_of_group() || superseded_ || pred_in(); };
         ucs_status_t status = wait_until_impl(pred);
+        if (status == UCS_OK && superseded_) {
+            return UCS_ERR_CANCELED;
+        }
         return (status == UCS_OK && out_of_group()) ? UCS_ERR_REJECTED : status;
     }
 
@@ -969,7 +991,21 @@ private:
         return events;
     }
 
-    bool must_wedge() const { return !wedged_ && (suspected() & view_mask()); }
+    bool must_wedge() const
+    {
+        return !wedged_ && ((suspected() & view_mask()) || sponsor_row() >= 0);
+    }
+
+    /* The first survivor sponsoring a joiner in this epoch, or -1 */
+    int sponsor_row() const
+    {
+        for (int row : survivors()) {
+            if (raw(row, col_join_req_) == epoch_) {
+                return row;
+            }
+        }
+        return -1;
+    }
 
     /* Stop sending, receiving and delivering; say so in the SST. */
     unsigned wedge()
@@ -1012,6 +1048,8 @@ private:
                 adopted = row;
             }
         }
+        /* at most one joiner per view change; the others ask again */
+        const int64_t admit = adopted >= 0 ? raw(adopted, col_admit_) : sponsor_row() + 1;
         for (int s = 0; s < s_; ++s) {
             for (int row : rows) {
                 const int o = orig_sender_[s];
@@ -1019,15 +1057,16 @@ private:
                                                            get(row, col_received_, o));
             }
         }
-        publish_trim(trim);
+        publish_trim(trim, admit);
         return 1;
     }
 
-    void publish_trim(const std::vector<int64_t> &trim)
+    void publish_trim(const std::vector<int64_t> &trim, int64_t admit)
     {
         for (int o = 0; o < s0_; ++o) {
             set(col_trim_, trim[o] == INT64_MAX ? 0 : trim[o], o);
         }
+        set(col_admit_, admit);
         set(col_trim_epoch_, epoch_);
         fail_on(table_->push(pusher_, col_trim_, col_trim_epoch_, put_purpose::other));
     }
@@ -1040,7 +1079,8 @@ private:
         if (lead < 0 || minority_ || trim_applied_ || raw(lead, col_trim_epoch_) != epoch_) {
             return 0;
         }
-        bool same_as_leader = raw(me_, col_trim_epoch_) == epoch_;
+        bool same_as_leader = raw(me_, col_trim_epoch_) == epoch_ &&
+                              raw(me_, col_admit_) == raw(lead, col_admit_);
         for (int o = 0; o < s0_ && same_as_leader; ++o) {
             same_as_leader = raw(me_, col_trim_, o) == raw(lead, col_trim_, o);
         }
@@ -1049,11 +1089,12 @@ private:
             for (int o = 0; o < s0_; ++o) {
                 trim[o] = raw(lead, col_trim_, o);
             }
-            publish_trim(trim);
+            publish_trim(trim, raw(lead, col_admit_));
             return 1;
         }
         for (int row : survivors()) {
-            if (raw(row, col_trim_epoch_) != epoch_) {
+            if (raw(row, col_trim_epoch_) != epoch_ ||
+                raw(row, col_admit_) != raw(me_, col_admit_)) {
                 return 0;
             }
             for (int o = 0; o < s0_; ++o) {
@@ -1175,7 +1216,310 @@ private:
         return 1;
     }
 
-    bool active() const { return !wedged_ && !expelled_ && !minority_; }
+    bool active() const { return !wedged_ && !expelled_ && !minority_ && !superseded_; }
+
+    /* --- joins ---------------------------------------------------------- */
+
+public:
+    static join::request join_request_for(const group_params &p)
+    {
+        join::request r{};
+        r.magic            = join::kRequestMagic;
+        r.version          = join::kVersion;
+        r.max_payload      = p.max_payload;
+        r.rdmc_max_message = p.rdmc_max_message;
+        r.rdmc_block       = p.rdmc_block;
+        r.window           = p.window;
+        r.mode             = static_cast<uint32_t>(p.mode);
+        r.smc_batched      = p.smc ? (*p.smc == smc_mode::batched) + 1 : 0;
+        return r;
+    }
+
+private:
+    /* Why a joiner's request cannot be admitted here, or nullptr */
+    const char *join_refusal(const join::request &r) const
+    {
+        const join::request ours = join_request_for(params_);
+        if (r.magic != join::kRequestMagic) {
+            return "not a join request (bad magic)";
+        }
+        if (r.version != join::kVersion) {
+            return "unsupported join protocol version";
+        }
+        if (r.max_payload != ours.max_payload || r.window != ours.window ||
+            r.mode != ours.mode || r.rdmc_max_message != ours.rdmc_max_message ||
+            r.rdmc_block != ours.rdmc_block || r.smc_batched != ours.smc_batched) {
+            return "group parameters differ (max_payload, window, mode, smc or rdmc)";
+        }
+        if (threaded_) {
+            return "this group has threaded senders, which do not support joins";
+        }
+        if (max_id_ + 1 >= join::kMaxMembers) {
+            return "no member id left";
+        }
+        return nullptr;
+    }
+
+    void refuse_joiner(const char *why, ucs_status_t status)
+    {
+        join::reply r{};
+        r.magic   = join::kReplyMagic;
+        r.version = join::kVersion;
+        r.status  = status;
+        std::snprintf(r.reason, sizeof(r.reason), "%s", why);
+        (void)join::write_all(joiner_, &r, sizeof(r), 1.0);
+        count(&group_stats::join_rejects);
+        ucs_warn("group: epoch %ld: join request refused: %s", static_cast<long>(epoch_), why);
+        joiner_.reset();
+        rendezvous_.reset();
+    }
+
+    /* Accept a joiner on our join port, check its request, and ask for a
+     * view change that admits it (one at a time). */
+    unsigned serve_joins()
+    {
+        if (!joiner_.valid()) {
+            joiner_ = join::accept_pending(*join_listener_);
+            if (!joiner_.valid()) {
+                return 0;
+            }
+            joiner_since_s_ = now_s();
+            joiner_checked_ = false;
+            return 1;
+        }
+        if (!joiner_checked_) {
+            join::request req;
+            const int got = join::try_read(joiner_, &req, sizeof(req));
+            if (got < 0) {
+                refuse_joiner("the joiner closed the connection before a complete request",
+                              UCS_ERR_CONNECTION_RESET);
+                return 1;
+            }
+            if (got == 0) {
+                if (now_s() - joiner_since_s_ > kJoinRequestTimeoutS) {
+                    refuse_joiner("no complete join request within 2 s", UCS_ERR_TIMED_OUT);
+                    return 1;
+                }
+                return 0;
+            }
+            if (const char *why = join_refusal(req)) {
+                refuse_joiner(why, UCS_ERR_INVALID_PARAM);
+                return 1;
+            }
+            /* where the new view meets: our address as the joiner sees it */
+            uint16_t port = 0;
+            if (join::listen_on(0, rendezvous_, &port) != UCS_OK) {
+                refuse_joiner("no rendezvous port", UCS_ERR_IO_ERROR);
+                return 1;
+            }
+            in_addr a{};
+            inet_pton(AF_INET, join::local_address(joiner_).c_str(), &a);
+            rendezvous_addr_ = (static_cast<int64_t>(ntohl(a.s_addr)) << 16) | port;
+            joiner_checked_  = true;
+            ucs_diag("group: epoch %ld: a joiner asks to enter; sponsoring it",
+                     static_cast<long>(epoch_));
+        }
+        if (join::peer_gone(joiner_)) {
+            ucs_warn("group: epoch %ld: the joiner left before it was admitted",
+                     static_cast<long>(epoch_));
+            joiner_.reset();
+            rendezvous_.reset();
+            set(col_join_req_, 0);
+            fail_on(table_->push(pusher_, col_join_req_, col_rdv_addr_, put_purpose::other));
+            return 1;
+        }
+        /* ask in this epoch (again, after a change that did not admit it) */
+        if (!wedged_ && raw(me_, col_join_req_) != epoch_) {
+            set(col_rdv_addr_, rendezvous_addr_);
+            set(col_join_req_, epoch_);
+            fail_on(table_->push(pusher_, col_join_req_, col_rdv_addr_, put_purpose::other));
+            return 1;
+        }
+        return 0;
+    }
+
+    /* Every survivor delivered the same prefix and the leader admitted the
+     * joiner of @a sponsor: meet at the sponsor's rendezvous, build the new
+     * view's SST, SMC and RDMC over survivors and joiner, hand the state
+     * over, and retire this view. false: the rendezvous failed everywhere
+     * alike (the joiner died, say); the caller installs the view without it. */
+    bool admit_joiner(int sponsor)
+    {
+        const double took_trim = now_s() - wedge_started_s_;
+        const int joiner_id    = max_id_ + 1;
+        std::vector<int> members, senders, rendezvous_ids;
+        for (int row : survivors()) {
+            members.push_back(original_members_[row]);
+        }
+        for (int rank : view_.senders) {
+            if (std::find(members.begin(), members.end(), rank) != members.end()) {
+                senders.push_back(rank);
+            }
+        }
+        members.push_back(joiner_id);
+        if (params_.senders.empty()) {
+            senders.push_back(joiner_id);   /* everyone sends: the joiner too */
+        }
+        const int sponsor_id = original_members_[sponsor];
+        rendezvous_ids.push_back(sponsor_id);
+        for (int id : members) {
+            if (id != sponsor_id) {
+                rendezvous_ids.push_back(id);
+            }
+        }
+        const int64_t addr = raw(sponsor, col_rdv_addr_);
+        in_addr a{};
+        a.s_addr = htonl(static_cast<uint32_t>(addr >> 16));
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &a, ip, sizeof(ip));
+        const std::string root = std::string(ip) + ":" + std::to_string(addr & 0xffff);
+
+        ucs_status_t status = UCS_OK;
+        if (me_ == sponsor) {
+            join::reply r{};
+            r.magic           = join::kReplyMagic;
+            r.version         = join::kVersion;
+            r.status          = UCS_OK;
+            r.id              = joiner_id;
+            r.epoch           = epoch_ + 1;
+            r.sponsor         = sponsor_id;
+            r.rendezvous_port = static_cast<uint32_t>(addr & 0xffff);
+            r.rendezvous_size = static_cast<int32_t>(rendezvous_ids.size());
+            r.member_count    = static_cast<int32_t>(members.size());
+            r.sender_count    = static_cast<int32_t>(senders.size());
+            std::copy(members.begin(), members.end(), r.members);
+            std::copy(senders.begin(), senders.end(), r.senders);
+            std::copy(rendezvous_ids.begin(), rendezvous_ids.end(), r.rendezvous);
+            status = join::write_all(joiner_, &r, sizeof(r), boot_timeout_s_);
+        }
+        const int my_rank = static_cast<int>(
+                std::find(rendezvous_ids.begin(), rendezvous_ids.end(), node_.rank()) -
+                rendezvous_ids.begin());
+        tc_bootstrap_h boot = nullptr;
+        if (status == UCS_OK) {
+            status = tc_bootstrap_tcp_create(root.c_str(), me_ == sponsor ? rendezvous_.get() : -1,
+                                             my_rank, static_cast<int>(rendezvous_ids.size()),
+                                             boot_timeout_s_, &boot);
+        }
+        if (me_ == sponsor) {
+            joiner_.reset();
+            rendezvous_.reset();
+        }
+        if (status != UCS_OK) {
+            ucs_error("group: epoch %ld: the rendezvous with the joiner failed (%s); the next "
+                      "view goes on without it", static_cast<long>(epoch_),
+                      ucs_status_string(status));
+            return false;
+        }
+        status = node_.enter_view(boot, rendezvous_ids, node_.rank());
+        std::unique_ptr<group_impl> next;
+        if (status == UCS_OK) {
+            group_params p = params_;
+            p.members      = members;
+            p.senders      = params_.senders.empty() ? std::vector<int>{} : senders;
+            status = build_view(node_, p, senders, epoch_ + 1, sponsor_id, false, next);
+        }
+        if (status != UCS_OK) {
+            /* the old view is gone for the others too: nothing to fall back to */
+            ucs_error("group: epoch %ld: building the view with the joiner failed: %s",
+                      static_cast<long>(epoch_), ucs_status_string(status));
+            fail_on(status);
+            return true;
+        }
+        next->max_id_         = joiner_id;
+        next->join_listener_  = join_listener_;
+        /* a joiner another member sponsors asks again in the new view */
+        next->joiner_          = std::move(joiner_);
+        next->rendezvous_      = std::move(rendezvous_);
+        next->rendezvous_addr_ = rendezvous_addr_;
+        next->joiner_checked_  = joiner_checked_;
+        next->joiner_since_s_  = joiner_since_s_;
+        next->inherit_counters(*this);
+        next->count(&group_stats::views);
+        next->count(&group_stats::joins);
+        next->last_view_change_ms_.store((now_s() - wedge_started_s_) * 1e3);
+        ucs_diag("group: installed epoch %ld with %zu members including joiner %d, %.3f ms "
+                 "after the wedge (%.3f ms to the trim)", static_cast<long>(epoch_ + 1),
+                 members.size(), joiner_id, (now_s() - wedge_started_s_) * 1e3,
+                 took_trim * 1e3);
+        superseded_ = true;
+        tc_progress_poller_remove(node_.engine(), poller_id_);
+        poller_id_ = -1;
+        group *owner = owner_;
+        owner->replace(std::move(next));   /* keeps this object alive, retired */
+        return true;
+    }
+
+    void inherit_counters(const group_impl &old)
+    {
+        for (auto field : kCounterFields) {
+            stats_.*field = __atomic_load_n(&(old.stats_.*field), __ATOMIC_RELAXED);
+        }
+    }
+
+public:
+    /* The part of creating a view every member of it does together: SST,
+     * SMC and RDMC, the sponsor's state to a joiner, then start. */
+    static ucs_status_t build_view(ucp_node &node, const group_params &p,
+                                   std::vector<int> senders, int64_t epoch, int sponsor_id,
+                                   bool joiner, std::unique_ptr<group_impl> &out)
+    {
+        tc_config_t config;
+        ucs_status_t status = tc_config_read(&config);
+        if (status != UCS_OK) {
+            return status;
+        }
+        auto impl = std::make_unique<group_impl>(node, p, std::move(senders), config, epoch);
+        tc_config_release(&config);
+        status = impl->init();
+        if (status == UCS_OK && p.rdmc_max_message > 0) {
+            std::unique_ptr<rdmc::engine> engine;
+            status = create_rdmc(node, p, impl.get(), engine);
+            impl->attach_rdmc(std::move(engine));
+        }
+        std::vector<std::byte> state;
+        if (status == UCS_OK && node.rank() == sponsor_id && p.get_state) {
+            state = p.get_state();
+        }
+        std::vector<std::vector<std::byte>> all;
+        if (status == UCS_OK) {
+            status = node.allgather_blobs(state, all);
+        }
+        if (status == UCS_OK && joiner && p.set_state) {
+            p.set_state(all[sponsor_id]);
+        }
+        if (status == UCS_OK) {
+            status = node.barrier();   /* nobody's first message before the state */
+        }
+        if (status == UCS_OK) {
+            status = impl->start();
+        }
+        if (status == UCS_OK) {
+            out = std::move(impl);
+        }
+        return status;
+    }
+
+    void set_owner(group *owner) { owner_ = owner; }
+    bool superseded() const { return superseded_; }
+
+    ucs_status_t listen_for_joiners()
+    {
+        if (params_.join_port == 0) {
+            return UCS_OK;
+        }
+        auto listener = std::make_shared<join::socket_fd>();
+        ucs_status_t status = join::listen_on(params_.join_port, *listener);
+        if (status != UCS_OK) {
+            ucs_error("group: cannot listen for joiners on port %u: %s",
+                      static_cast<unsigned>(params_.join_port), ucs_status_string(status));
+            return status;
+        }
+        join_listener_ = std::move(listener);
+        return UCS_OK;
+    }
+
+private:
 
     /* --- receiving and delivery ----------------------------------------- */
 
@@ -1354,8 +1698,13 @@ private:
                       [this] { return lead_cleanup(); });
         protocol_.add([this] { return wedged_ && !expelled_; },
                       [this] { return follow_cleanup(); });
-        protocol_.add([this] { return wedged_ && !expelled_ && all_survivors_done(); },
-                      [this] { return install_next_view(); });
+        protocol_.add([this] { return wedged_ && !expelled_ && !superseded_ &&
+                                      all_survivors_done(); },
+                      [this] {
+                          const int64_t admit = raw(me_, col_admit_);
+                          return (admit > 0 && admit_joiner(static_cast<int>(admit - 1))) ?
+                                         1u : install_next_view();
+                      });
 
         /* threaded senders' requests: phase changes for close() */
         protocol_.add([this] { return phase_request_.load(std::memory_order_acquire) >
@@ -1477,8 +1826,15 @@ private:
     static unsigned poll(void *arg)
     {
         auto *g = static_cast<group_impl*>(arg);
-        const unsigned done = g->pusher_.reap();
-        return g->closed_out_ ? done : done + g->protocol_.evaluate();
+        unsigned done = g->pusher_.reap();
+        if (g->closed_out_) {
+            return done;
+        }
+        if (g->join_listener_ && !g->closed_.load(std::memory_order_relaxed) &&
+            !g->out_of_group() && !g->failed_) {
+            done += g->serve_joins();
+        }
+        return done + g->protocol_.evaluate();
     }
 
     ucp_node                                 &node_;
@@ -1558,6 +1914,18 @@ public:
 private:
     bool                                     expelled_ = false, minority_ = false;
     std::atomic<double>                      last_view_change_ms_{0};
+    /* joins */
+    group                                    *owner_ = nullptr;
+    sst::column<int64_t>                     col_admit_, col_join_req_, col_rdv_addr_;
+    std::shared_ptr<join::socket_fd>         join_listener_;  /* lives across views */
+    join::socket_fd                          joiner_;         /* the one we sponsor */
+    join::socket_fd                          rendezvous_;     /* its view's meeting point */
+    double                                   joiner_since_s_ = 0;
+    int64_t                                  rendezvous_addr_ = 0;
+    bool                                     joiner_checked_ = false;
+    bool                                     superseded_     = false;
+    int                                      max_id_         = 0;  /* ids ever used */
+    double                                   boot_timeout_s_ = 30;
     size_t                                   stride_ = 0;
     std::vector<int64_t>                     received_;       /* mirror of our row */
     std::vector<uint8_t>                     null_slot_;      /* [sender][slot]: a null */
@@ -1588,7 +1956,28 @@ private:
 
 /* --- group ------------------------------------------------------------- */
 
-group::group(std::unique_ptr<group_impl> impl) : impl_(std::move(impl)) {}
+group::group(std::unique_ptr<group_impl> impl) : impl_(std::move(impl))
+{
+    impl_->set_owner(this);
+}
+
+void group::replace(std::unique_ptr<group_impl> next)
+{
+    retired_.push_back(std::move(impl_));
+    impl_ = std::move(next);
+    impl_->set_owner(this);
+}
+
+template<class Op> ucs_status_t group::on_current_view(Op op)
+{
+    for (;;) {
+        group_impl *impl    = impl_.get();
+        ucs_status_t status = op(*impl);
+        if (status != UCS_ERR_CANCELED || !impl->superseded() || impl_.get() == impl) {
+            return status;
+        }
+    }
+}
 
 group::~group()
 {
@@ -1692,6 +2081,9 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
         return status;
     }
     status = impl->init();
+    if (status == UCS_OK) {
+        status = impl->listen_for_joiners();
+    }
     if (status != UCS_OK) {
         return status;
     }
@@ -1711,19 +2103,103 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
     return UCS_OK;
 }
 
+ucs_status_t group::join(ucp_node &node, const group_params &params, const std::string &contact,
+                         std::unique_ptr<group> &out)
+{
+    out.reset();
+    tc_config_t config;
+    ucs_status_t status = tc_config_read(&config);
+    if (status != UCS_OK) {
+        return status;
+    }
+    const double timeout = config.boot_timeout;
+    tc_config_release(&config);
+    if (params.threaded_senders) {
+        ucs_error("group: joins are not supported with threaded senders");
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    join::socket_fd s;
+    status = join::connect_to(contact, timeout, s);
+    if (status != UCS_OK) {
+        ucs_error("group: cannot reach the join port %s: %s", contact.c_str(),
+                  ucs_status_string(status));
+        return status;
+    }
+    const join::request req = group_impl::join_request_for(params);
+    status = join::write_all(s, &req, sizeof(req), timeout);
+    join::reply r{};
+    if (status == UCS_OK) {
+        /* the members first finish the current view: bounded by the same
+         * timeout plus the time a view change may take */
+        status = join::read_all(s, &r, sizeof(r), timeout + kSendTimeoutS);
+    }
+    if (status != UCS_OK) {
+        ucs_error("group: no answer from %s to the join request: %s", contact.c_str(),
+                  ucs_status_string(status));
+        return status;
+    }
+    r.reason[sizeof(r.reason) - 1] = '\0';
+    if (r.magic != join::kReplyMagic || r.version != join::kVersion) {
+        ucs_error("group: %s answered the join request with garbage", contact.c_str());
+        return UCS_ERR_IO_ERROR;
+    }
+    if (r.status != UCS_OK) {
+        ucs_error("group: %s refused the join: %s", contact.c_str(), r.reason);
+        return static_cast<ucs_status_t>(r.status);
+    }
+    if (r.member_count < 1 || r.member_count > join::kMaxMembers || r.sender_count < 0 ||
+        r.sender_count > r.member_count || r.rendezvous_size != r.member_count ||
+        r.id < 0 || r.id >= join::kMaxMembers) {
+        ucs_error("group: %s sent an invalid admission", contact.c_str());
+        return UCS_ERR_IO_ERROR;
+    }
+    std::vector<int> members(r.members, r.members + r.member_count);
+    std::vector<int> senders(r.senders, r.senders + r.sender_count);
+    std::vector<int> ids(r.rendezvous, r.rendezvous + r.rendezvous_size);
+    const int my_rank = static_cast<int>(std::find(ids.begin(), ids.end(), r.id) - ids.begin());
+    const std::string root = join::host_of(contact) + ":" + std::to_string(r.rendezvous_port);
+    tc_bootstrap_h boot;
+    status = tc_bootstrap_tcp_create(root.c_str(), -1, my_rank, r.rendezvous_size, timeout,
+                                     &boot);
+    if (status == UCS_OK) {
+        status = node.enter_view(boot, ids, r.id);
+    }
+    std::unique_ptr<group_impl> impl;
+    if (status == UCS_OK) {
+        group_params p = params;
+        p.members      = members;
+        p.senders      = params.senders.empty() ? std::vector<int>{} : senders;
+        status = group_impl::build_view(node, p, senders, r.epoch, r.sponsor, true, impl);
+    }
+    if (status == UCS_OK) {
+        status = impl->listen_for_joiners();
+    }
+    if (status != UCS_OK) {
+        ucs_error("group: joining view %ld failed: %s", static_cast<long>(r.epoch),
+                  ucs_status_string(status));
+        return status;
+    }
+    out = std::make_unique<group>(std::move(impl));
+    return UCS_OK;
+}
+
 ucs_status_t group::send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
                          bool block, bool urgent)
 {
-    return impl_->send(size, fill, block, urgent);
+    return on_current_view([&](group_impl &g) { return g.send(size, fill, block, urgent); });
 }
 
 ucs_status_t group::get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
 {
-    return impl_->get_buffer(size, buffer, block);
+    return on_current_view([&](group_impl &g) { return g.get_buffer(size, buffer, block); });
 }
 
 ucs_status_t group::commit() { return impl_->commit(); }
-ucs_status_t group::flush(bool stable) { return impl_->flush(stable); }
+ucs_status_t group::flush(bool stable)
+{
+    return on_current_view([&](group_impl &g) { return g.flush(stable); });
+}
 ucs_status_t group::close() { return impl_->close(); }
 const view &group::current_view() const { return impl_->current_view(); }
 bool group::is_sender() const { return impl_->is_sender(); }

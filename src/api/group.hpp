@@ -70,6 +70,14 @@ struct group_params {
     size_t                                  rdmc_block       = 0;   /* 0: UCX_TC_RDMC_BLOCK */
     std::function<void(const message &)>    on_deliver;
     std::function<void(const view &)>       on_view;
+    /* Joins (see group::join). A member with a join port admits joiners
+     * that connect to it there (0: it admits none). When it sponsors one,
+     * get_state is called on it after the old view's last delivery and its
+     * bytes reach the joiner's set_state before the new view's first
+     * message. Not with threaded_senders. */
+    uint16_t                                join_port = 0;
+    std::function<std::vector<std::byte>()> get_state;
+    std::function<void(std::span<const std::byte>)> set_state;
 };
 
 struct group_stats {
@@ -88,6 +96,8 @@ struct group_stats {
     uint64_t        trimmed         = 0;  /* received messages discarded beyond a trim */
     uint64_t        rdmc_sent       = 0;  /* large messages sent over RDMC */
     uint64_t        rdmc_delivered  = 0;
+    uint64_t        joins           = 0;  /* views installed with a joiner */
+    uint64_t        join_rejects    = 0;  /* join requests refused here */
     sst::put_counts puts;
 };
 
@@ -103,6 +113,21 @@ public:
      */
     static ucs_status_t create(ucp_node &node, const group_params &params,
                                std::unique_ptr<group> &out);
+
+    /*
+     * Join a running group through the join port of one of its members,
+     * @a contact ("host:port"): this process (its own single-member
+     * bootstrap) enters the group's next view, once the members have
+     * delivered the current view's last messages. params.members and
+     * params.senders are ignored (the view says who is in it); the rest must
+     * match the group's, or the join is refused with UCS_ERR_INVALID_PARAM
+     * and the reason logged. params.set_state receives the sponsor's state
+     * before the first message of the new view. The joiner sends if every
+     * member of the group sends. Waits up to UCX_TC_BOOTSTRAP_TIMEOUT for
+     * the contact, then for the view change.
+     */
+    static ucs_status_t join(ucp_node &node, const group_params &params,
+                             const std::string &contact, std::unique_ptr<group> &out);
     ~group();
     group(const group &)            = delete;
     group &operator=(const group &) = delete;
@@ -137,7 +162,16 @@ public:
     explicit group(std::unique_ptr<group_impl> impl);
 
 private:
-    std::unique_ptr<group_impl> impl_;
+    friend class group_impl;
+    /* A view that admitted a joiner is a new SST, SMC and RDMC over the new
+     * members: the old ones retire (kept, not destroyed: late puts into
+     * them stay harmless) and calls move on to the new. */
+    void replace(std::unique_ptr<group_impl> next);
+    /* send()/flush() retried on the new view when the old one retired */
+    template<class Op> ucs_status_t on_current_view(Op op);
+
+    std::unique_ptr<group_impl>              impl_;
+    std::vector<std::unique_ptr<group_impl>> retired_;
 };
 
 } // namespace tc

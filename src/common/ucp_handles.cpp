@@ -6,7 +6,9 @@
 #include <ucs/config/global_opts.h>
 #include <ucs/debug/log_def.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -154,29 +156,103 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
     }
 
     const int size = static_cast<int>(addresses.size());
+    if (size > kMaxNodes) {
+        ucs_error("%d ranks: at most %d are supported", size, kMaxNodes);
+        status_ = UCS_ERR_EXCEEDS_LIMIT;
+        return;
+    }
     eps_.assign(size, nullptr);
-    failed_ = std::make_unique<std::atomic<bool>[]>(size);
-    err_args_.resize(size);
+    failed_ = std::make_unique<std::atomic<bool>[]>(kMaxNodes);
+    err_args_.resize(kMaxNodes);
     peer_errors_.assign(size, false);
-    for (int r = 0; r < size; ++r) {
+    addresses_.resize(size);
+    for (int r = 0; r < kMaxNodes; ++r) {
         failed_[r].store(false);
         err_args_[r] = {this, r};
-        const auto *remote = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
-        /* Ask for peer failure reports (a dead peer becomes an error we can
-         * act on). UCX 1.13's shared-memory and self transports cannot give
-         * them and refuse such endpoints: fall back to plain ones, where the
-         * replication layer's heartbeats still detect failures. */
-        status_ = (r == rank_) ? UCS_ERR_UNSUPPORTED : create_ep(remote, r, true);
-        peer_errors_[r] = (status_ == UCS_OK);
+    }
+    for (int r = 0; r < size; ++r) {
+        status_ = connect(r, addresses[r]);
         if (status_ != UCS_OK) {
-            status_ = create_ep(remote, r, false);
-        }
-        if (status_ != UCS_OK) {
-            ucs_error("ucp_ep_create to rank %d failed: %s", r, ucs_status_string(status_));
-            eps_[r] = nullptr;
             return;
         }
     }
+}
+
+ucs_status_t ucp_node::connect(int r, const std::vector<std::byte> &address)
+{
+    if (eps_[r] != nullptr) {
+        /* the id now names another process (a joiner): drop the old one */
+        ucp_request_param_t param{};
+        param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags        = peer_errors_[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+        ucs_status_ptr_t req = ucp_ep_close_nbx(eps_[r], &param);
+        if (UCS_PTR_IS_PTR(req)) {
+            ucp_request_free(req);   /* completes in the background */
+        }
+        eps_[r] = nullptr;
+    }
+    failed_[r].store(false);
+    const auto *remote = reinterpret_cast<const ucp_address_t*>(address.data());
+    /* Ask for peer failure reports (a dead peer becomes an error we can
+     * act on). UCX 1.13's shared-memory and self transports cannot give
+     * them and refuse such endpoints: fall back to plain ones, where the
+     * replication layer's heartbeats still detect failures. */
+    ucs_status_t status = (r == rank_) ? UCS_ERR_UNSUPPORTED : create_ep(remote, r, true);
+    peer_errors_[r]     = (status == UCS_OK);
+    if (status != UCS_OK) {
+        status = create_ep(remote, r, false);
+    }
+    if (status != UCS_OK) {
+        ucs_error("ucp_ep_create to rank %d failed: %s", r, ucs_status_string(status));
+        eps_[r] = nullptr;
+        return status;
+    }
+    addresses_[r] = address;
+    return UCS_OK;
+}
+
+ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int> ids, int my_id)
+{
+    bootstrap_ptr boot(view_boot);
+    for (int id : ids) {
+        if (id < 0 || id >= kMaxNodes) {
+            ucs_error("node id %d outside [0, %d)", id, kMaxNodes);
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+    }
+    ucp_address_t *address;
+    size_t address_len;
+    ucs_status_t status = ucp_worker_get_address(worker_.get(), &address, &address_len);
+    if (status != UCS_OK) {
+        return status;
+    }
+    std::vector<std::byte> mine(reinterpret_cast<const std::byte*>(address),
+                                reinterpret_cast<const std::byte*>(address) + address_len);
+    ucp_worker_release_address(worker_.get(), address);
+
+    view_boot_ = std::move(boot);
+    view_ids_.assign(ids.begin(), ids.end());
+    rank_      = my_id;
+    const size_t need = static_cast<size_t>(*std::max_element(ids.begin(), ids.end())) + 1;
+    if (eps_.size() < need) {
+        eps_.resize(need, nullptr);
+        peer_errors_.resize(need, false);
+        addresses_.resize(need);
+    }
+    std::vector<std::vector<std::byte>> all;
+    status = allgather_blobs(mine, all);
+    if (status != UCS_OK) {
+        return status;
+    }
+    for (int id : ids) {
+        if (eps_[id] == nullptr || all[id] != addresses_[id]) {
+            status = connect(id, all[id]);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+    }
+    return UCS_OK;
 }
 
 ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_errors)
@@ -222,6 +298,16 @@ ucs_status_t ucp_node::collective(const std::function<ucs_status_t()> &op) const
         status = op();
         done.store(1, std::memory_order_release);
     });
+    if (view_boot_) {
+        /* inside a poller (enter_view): the worker only, no nested pollers */
+        while (!done.load(std::memory_order_acquire)) {
+            if (ucp_worker_progress(worker_.get()) == 0) {
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+            }
+        }
+        waiter.join();
+        return status;
+    }
     auto finished = [](void *arg) -> int {
         return static_cast<std::atomic<int>*>(arg)->load(std::memory_order_acquire);
     };
@@ -233,7 +319,7 @@ ucs_status_t ucp_node::collective(const std::function<ucs_status_t()> &op) const
 
 ucs_status_t ucp_node::barrier() const
 {
-    return collective([this] { return tc_bootstrap_barrier(boot_); });
+    return collective([this] { return tc_bootstrap_barrier(current_bootstrap()); });
 }
 
 ucp_node::~ucp_node()
@@ -262,20 +348,21 @@ ucp_node::~ucp_node()
 ucs_status_t ucp_node::allgather_blobs(std::span<const std::byte> mine,
                                        std::vector<std::vector<std::byte>> &all) const
 {
-    std::vector<size_t> lens(tc_bootstrap_size(boot_));
+    tc_bootstrap_h boot = current_bootstrap();
+    std::vector<size_t> lens(tc_bootstrap_size(boot));
     void *gathered = nullptr;
     ucs_status_t status = collective([&] {
-        return tc_bootstrap_allgatherv(boot_, mine.data(), mine.size(), &gathered, lens.data());
+        return tc_bootstrap_allgatherv(boot, mine.data(), mine.size(), &gathered, lens.data());
     });
     if (status != UCS_OK) {
         return status;
     }
     std::unique_ptr<void, decltype(&std::free)> owner(gathered, &std::free);
-    all.assign(lens.size(), {});
+    all.assign(view_boot_ ? eps_.size() : lens.size(), {});
     size_t offset = 0;
     for (size_t r = 0; r < lens.size(); ++r) {
         const auto *p = static_cast<const std::byte*>(gathered) + offset;
-        all[r].assign(p, p + lens[r]);
+        all[view_boot_ ? view_ids_[r] : r].assign(p, p + lens[r]);
         offset += lens[r];
     }
     return UCS_OK;
@@ -291,6 +378,9 @@ ucs_status_t ucp_node::exchange(const registered_memory &mem, std::vector<remote
     remotes.clear();
     remotes.resize(size());
     for (int r = 0; r < size(); ++r) {
+        if (view_boot_ && all[r].empty()) {
+            continue;   /* not in the view */
+        }
         status = remote_memory_unpack(eps_[r], all[r], remotes[r]);
         if (status != UCS_OK) {
             return status;

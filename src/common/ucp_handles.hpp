@@ -96,7 +96,18 @@ public:
     ucp_ep_h ep(int rank) const { return eps_[rank]; }
     int rank() const { return rank_; }
     int size() const { return static_cast<int>(eps_.size()); }
-    tc_bootstrap_h bootstrap() const { return boot_; }
+
+    /*
+     * Move this node's collectives to the bootstrap of a new view (a
+     * replication group admitting a joiner), whose rank i is the node with
+     * id @a ids[i]; this node becomes @a my_id. Worker addresses are
+     * exchanged over @a view_boot and endpoints created to nodes not known
+     * yet (or known under another address). Afterwards allgather_blobs()
+     * returns blobs indexed by id (empty for ids outside the view), and
+     * collectives progress the worker only: this runs inside a progress
+     * engine poller. Takes @a view_boot (also on error).
+     */
+    ucs_status_t enter_view(tc_bootstrap_h view_boot, std::span<const int> ids, int my_id);
 
     /* Bootstrap barrier, progressing the worker while it waits. */
     ucs_status_t barrier() const;
@@ -121,8 +132,17 @@ public:
 private:
     ucs_status_t collective(const std::function<ucs_status_t()> &op) const;
     ucs_status_t create_ep(const ucp_address_t *remote, int rank, bool peer_errors);
+    ucs_status_t connect(int rank, const std::vector<std::byte> &address);
+    tc_bootstrap_h current_bootstrap() const { return view_boot_ ? view_boot_.get() : boot_; }
+
+    /* ids are bounded so that endpoint error arguments, handed to UCX by
+     * address, never move */
+    static constexpr int kMaxNodes = 64;
 
     tc_bootstrap_h         boot_;
+    bootstrap_ptr          view_boot_;   /* set by enter_view() */
+    std::vector<int>       view_ids_;    /* view_boot_ rank -> node id */
+    std::vector<std::vector<std::byte>> addresses_;  /* by id: worker address */
     int                    rank_;
     context_ptr            context_;
     worker_ptr             worker_;

@@ -41,8 +41,9 @@ class cluster {
 public:
     cluster(int n, const std::string &tls, const std::string &args,
             const std::vector<std::pair<int, std::string>> &extra_env = {})
-        : members_(n)
+        : members_(n), tls_(tls)
     {
+        members_.reserve(n + kMaxJoiners);   /* at() references stay valid */
         int lfd = socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in a{};
         a.sin_family      = AF_INET;
@@ -91,6 +92,37 @@ public:
         reader_ = std::thread([this] { read_all(); });
     }
 
+    /* A process outside the bootstrap that joins with @a args; its index */
+    int start_joiner(const std::string &args)
+    {
+        int p[2];
+        EXPECT_EQ(0, pipe(p));
+        pid_t pid = fork();
+        if (pid == 0) {
+            dup2(p[1], 1);
+            dup2(p[1], 2);
+            close(p[0]);
+            for (auto v : {"UCX_TC_SIZE", "UCX_TC_RANK", "UCX_TC_ROOT", "UCX_TC_LISTEN_FD"}) {
+                unsetenv(v);
+            }
+            setenv("UCX_TLS", tls_.c_str(), 1);
+            setenv("UCX_TC_WAIT_POLICY", "sleep", 1);
+            setenv("UCX_TC_SUSPECT_TIMEOUT", "500ms", 1);
+            setenv("UCX_TC_HEARTBEAT_INTERVAL", "10ms", 1);
+            setenv("UCX_TC_BOOTSTRAP_TIMEOUT", "5s", 1);
+            std::string cmd = tc_test::build_path("test/group_fault_probe") + " " + args;
+            execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
+            _exit(127);
+        }
+        close(p[1]);
+        std::lock_guard<std::mutex> lock(mutex_);
+        EXPECT_LT(members_.size(), members_.capacity());
+        members_.emplace_back();
+        members_.back().pid = pid;
+        members_.back().out = p[0];
+        return static_cast<int>(members_.size()) - 1;
+    }
+
     ~cluster()
     {
         for (auto &m : members_) {
@@ -136,7 +168,7 @@ public:
     void wait_all(std::chrono::seconds timeout)
     {
         auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (auto &m : members_) {
+        for (auto &m : members_) {   /* no joiner starts meanwhile */
             while (m.exit_code == -2) {
                 int st;
                 pid_t w = waitpid(m.pid, &st, WNOHANG);
@@ -173,12 +205,14 @@ public:
 private:
     void read_all()
     {
-        std::vector<pollfd> fds;
-        for (auto &m : members_) {
-            fds.push_back({m.out, POLLIN, 0});
-        }
-        size_t open_fds = fds.size();
-        while (open_fds > 0) {
+        for (;;) {
+            std::vector<pollfd> fds;
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                for (auto &m : members_) {
+                    fds.push_back({m.out, POLLIN, 0});  /* -1: ignored by poll */
+                }
+            }
             if (poll(fds.data(), fds.size(), 100) <= 0) {
                 if (done_) {
                     break;
@@ -191,19 +225,21 @@ private:
                 }
                 char buf[4096];
                 ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+                std::lock_guard<std::mutex> lock(mutex_);
                 if (n <= 0) {
                     close(fds[i].fd);
-                    fds[i].fd = -1;
-                    --open_fds;
+                    members_[i].out = -1;
                     continue;
                 }
-                std::lock_guard<std::mutex> lock(mutex_);
                 members_[i].text.append(buf, n);
             }
         }
     }
 
+    static constexpr size_t kMaxJoiners = 8;
+
     std::vector<member> members_;
+    std::string         tls_;
     std::mutex          mutex_;
     std::thread         reader_;
     std::atomic<bool>   done_{false};
@@ -218,7 +254,8 @@ outcome parse(const std::string &text)
 {
     outcome o;
     std::smatch m;
-    std::regex result(R"(result chain ([0-9a-f]+) count (\d+) views (\d+) trimmed (\d+) status Success)");
+    std::regex result(
+            R"(result chain ([0-9a-f]+) count (\d+) views (\d+) trimmed (\d+) joins \d+ status Success)");
     if (std::regex_search(text, m, result)) {
         o.chain   = m[1];
         o.count   = std::stoul(m[2]);
@@ -374,6 +411,85 @@ TEST(group_faults, minority_does_not_install_a_view)
     const auto &m = c.at(0);
     EXPECT_EQ(3, m.exit_code) << c.all_output();
     EXPECT_EQ(std::string::npos, m.text.find("view 2")) << c.all_output();
+}
+
+/* A free block of @a n consecutive TCP ports for the members' join ports */
+int free_port_base(int n)
+{
+    std::mt19937 rng(static_cast<unsigned>(getpid()) ^
+                     static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        const int base = std::uniform_int_distribution<int>(20000, 60000 - n)(rng);
+        bool free = true;
+        for (int i = 0; i < n && free; ++i) {
+            int fd = socket(AF_INET, SOCK_STREAM, 0);
+            sockaddr_in a{};
+            a.sin_family      = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_ANY);
+            a.sin_port        = htons(static_cast<uint16_t>(base + i));
+            free = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+            close(fd);
+        }
+        if (free) {
+            return base;
+        }
+    }
+    return 0;
+}
+
+TEST(group_faults, join_after_a_failure_with_state_transfer)
+{
+    /* rank 2 dies; then a new process joins through rank 1's join port. It
+     * must enter the next view with the state (the hash chain and count of
+     * everything delivered before), so that afterwards members and joiner
+     * report one identical chain: same prefix, same views, same messages. */
+    const int base = free_port_base(3);
+    ASSERT_NE(0, base);
+    cluster c(3, "posix,self", "-c 12000 -r 4000 -J " + std::to_string(base));
+    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(200ms);
+    c.signal(2, SIGKILL);
+    ASSERT_TRUE(c.wait_for({0, 1}, "view 2 0,1", 20s)) << c.all_output();
+    const int j = c.start_joiner("-c 2000 -r 4000 -j 127.0.0.1:" + std::to_string(base + 1));
+    ASSERT_TRUE(c.wait_for({0, 1, j}, "view 3 0,1,3", 30s)) << c.all_output();
+    c.wait_all(60s);
+    const auto &joiner = c.at(j);
+    EXPECT_NE(std::string::npos, joiner.text.find("state received 16 bytes")) << c.all_output();
+    std::string chain;
+    for (int r : {0, 1, j}) {
+        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
+        auto o = parse(c.at(r).text);
+        ASSERT_FALSE(o.chain.empty()) << c.all_output();
+        EXPECT_EQ("3 0,1,3", o.final_view) << c.all_output();
+        if (chain.empty()) {
+            chain = o.chain;
+        }
+        EXPECT_EQ(chain, o.chain) << "members and joiner delivered different sequences\n"
+                                  << c.all_output();
+    }
+    /* the joiner's count includes the transferred prefix */
+    EXPECT_EQ(parse(c.at(0).text).count, parse(c.at(j).text).count) << c.all_output();
+}
+
+TEST(group_faults, join_refused_on_different_parameters)
+{
+    const int base = free_port_base(2);
+    ASSERT_NE(0, base);
+    cluster c(2, "posix,self", "-c 8000 -r 4000 -J " + std::to_string(base));
+    ASSERT_TRUE(c.wait_for(all_ranks(2), "ready", 20s)) << c.all_output();
+    /* -s 128: another max_payload than the group's 64 */
+    const int j = c.start_joiner("-c 10 -s 128 -j 127.0.0.1:" + std::to_string(base));
+    c.wait_all(60s);
+    const auto &joiner = c.at(j);
+    EXPECT_EQ(4, joiner.exit_code) << c.all_output();
+    EXPECT_NE(std::string::npos, joiner.text.find("refused the join: group parameters differ"))
+            << c.all_output();
+    EXPECT_NE(std::string::npos, c.at(0).text.find("join request refused")) << c.all_output();
+    /* the group went on undisturbed */
+    for (int r : {0, 1}) {
+        EXPECT_EQ(0, c.at(r).exit_code) << c.all_output();
+        EXPECT_EQ(std::string::npos, c.at(r).text.find("view 2")) << c.all_output();
+    }
 }
 
 } // namespace

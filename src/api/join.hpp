@@ -1,0 +1,111 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The join wire: a joiner connects over TCP to a member's join port (the
+ * group's "bootstrap endpoint"), sends one request, and gets one reply that
+ * either refuses it or admits it into the next view, with where to meet the
+ * new view's members for the rendezvous (a TCP bootstrap whose root is the
+ * member it contacted, the sponsor). Fixed-size messages, magic and version
+ * first; nothing read from the wire is trusted before it is checked.
+ */
+#pragma once
+
+#include <ucs/type/status.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tc::join {
+
+constexpr uint32_t kRequestMagic = 0x524a4354; /* "TCJR" */
+constexpr uint32_t kReplyMagic   = 0x414a4354; /* "TCJA" */
+constexpr uint32_t kVersion      = 1;
+constexpr int      kMaxMembers   = 64;
+
+/* What the joiner must share with the group; the rest is assigned. */
+struct request {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t max_payload;
+    uint64_t rdmc_max_message;
+    uint64_t rdmc_block;
+    uint32_t window;
+    uint32_t mode;
+    uint32_t smc_batched;
+    uint32_t reserved;
+};
+
+struct reply {
+    uint32_t magic;
+    uint32_t version;
+    int32_t  status;          /* ucs_status_t: UCS_OK admits */
+    int32_t  id;              /* the joiner's id in the group */
+    int64_t  epoch;           /* of the view it enters */
+    int32_t  sponsor;         /* id of the member it contacted */
+    uint32_t rendezvous_port; /* on the sponsor's address */
+    int32_t  rendezvous_size;
+    int32_t  member_count;
+    int32_t  sender_count;
+    int32_t  reserved;
+    int32_t  members[kMaxMembers];     /* view order */
+    int32_t  senders[kMaxMembers];
+    int32_t  rendezvous[kMaxMembers];  /* rendezvous rank -> id */
+    char     reason[128];              /* why it was refused */
+};
+
+/* A socket that closes itself. */
+class socket_fd {
+public:
+    socket_fd() = default;
+    explicit socket_fd(int fd) : fd_(fd) {}
+    ~socket_fd() { reset(); }
+    socket_fd(socket_fd &&o) noexcept : fd_(o.release()) {}
+    socket_fd &operator=(socket_fd &&o) noexcept
+    {
+        reset(o.release());
+        return *this;
+    }
+    socket_fd(const socket_fd &)            = delete;
+    socket_fd &operator=(const socket_fd &) = delete;
+
+    int get() const { return fd_; }
+    bool valid() const { return fd_ >= 0; }
+    int release()
+    {
+        int fd = fd_;
+        fd_    = -1;
+        return fd;
+    }
+    void reset(int fd = -1);
+
+private:
+    int fd_ = -1;
+};
+
+/* Non-blocking listener on every address; @a port 0 picks one. */
+ucs_status_t listen_on(uint16_t port, socket_fd &out, uint16_t *bound_port = nullptr);
+
+/* A connection waiting on @a listener, or an invalid fd. */
+socket_fd accept_pending(const socket_fd &listener);
+
+/* 1: @a len bytes were waiting and are now in @a buf; 0: not all there yet;
+ * -1: the peer closed or the connection failed. Never blocks. */
+int try_read(const socket_fd &s, void *buf, size_t len);
+
+/* The peer closed (or reset) a connection we expect nothing more on. */
+bool peer_gone(const socket_fd &s);
+
+ucs_status_t write_all(const socket_fd &s, const void *buf, size_t len, double timeout_s);
+ucs_status_t read_all(const socket_fd &s, void *buf, size_t len, double timeout_s);
+
+/* Connect to "host:port", retrying until @a timeout_s. */
+ucs_status_t connect_to(const std::string &host_port, double timeout_s, socket_fd &out);
+
+/* This end's IPv4 address of a connected socket, as text. */
+std::string local_address(const socket_fd &s);
+
+/* "host" of "host:port" */
+std::string host_of(const std::string &host_port);
+
+} // namespace tc::join
