@@ -6,7 +6,8 @@
  * sends COUNT messages at RATE per second and hashes everything it delivers,
  * with view changes folded into the chain, so that survivors can be compared.
  *
- * -L SIZE: rank 0 sends one SIZE-byte message over RDMC halfway through.
+ * -L SIZE: rank 0 sends one SIZE-byte message over RDMC halfway through, or
+ * with -E EPOCH as soon as the view's epoch is EPOCH or more.
  * -J PORT: member r admits joiners on port PORT + r. -j HOST:PORT: join the
  * group through that member instead of creating it (outside the bootstrap);
  * its state (chain and count) comes from the sponsor.
@@ -47,12 +48,14 @@ int main(int argc, char **argv)
     size_t max = 64, large = 0;
     bool batched = false;
     int join_base = 0;
+    long large_epoch = 0;
     std::string contact;
     int opt;
-    while ((opt = getopt(argc, argv, "c:r:s:bL:J:j:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:r:s:bL:J:j:E:")) != -1) {
         switch (opt) {
         case 'J': join_base = std::atoi(optarg); break;
         case 'j': contact = optarg; break;
+        case 'E': large_epoch = std::atol(optarg); break;
         case 'c': count = std::atol(optarg); break;
         case 'r': rate = std::atol(optarg); break;
         case 's': max = std::strtoul(optarg, nullptr, 0); break;
@@ -124,9 +127,14 @@ int main(int argc, char **argv)
 
     ucs_status_t status = UCS_OK;
     auto next = std::chrono::steady_clock::now();
+    bool large_sent = false;
     for (long k = 0; k < count && status == UCS_OK; ++k) {
-        /* -L: rank 0 sends one large message (over RDMC) halfway through */
-        const bool big = (large > 0 && rank == 0 && k == count / 2);
+        /* -L: rank 0 sends one large message (over RDMC) halfway through, or
+         * with -E once the view's epoch reached E */
+        const bool big = !large_sent && large > 0 && rank == 0 &&
+                         (large_epoch > 0 ? g->current_view().epoch >= large_epoch :
+                                            k == count / 2);
+        large_sent = large_sent || big;
         if (big) {
             std::printf("large send %zu\n", large);
         }

@@ -314,11 +314,14 @@ public:
             return UCS_ERR_INVALID_PARAM;
         }
         if (size > params_.max_payload && rdmc_ && !threaded_) {
-            if (epoch_ > 1) {
-                /* the RDMC engine's member list is the creation view's; it is
-                 * not rebuilt over the survivors (yet): refuse, do not hang */
-                ucs_error("group: large messages are not available after a view change "
-                          "(epoch %ld)", static_cast<long>(epoch_));
+            if (epoch_ != rdmc_epoch_) {
+                /* the RDMC engine spans the members of the view it was built
+                 * in; a view that only lost members keeps the old SST and SMC
+                 * (their survivors' part) but cannot use it: refuse, do not
+                 * hang. A view that admits a joiner builds a new one. */
+                ucs_error("group: large messages are not available in epoch %ld: RDMC was "
+                          "built for epoch %ld and is rebuilt only when a member joins",
+                          static_cast<long>(epoch_), static_cast<long>(rdmc_epoch_));
                 return UCS_ERR_UNSUPPORTED;
             }
             return send_large(size, fill, block);
@@ -1870,6 +1873,7 @@ private:
     bool                                     closed_out_ = false; /* drained: no more puts */
     /* RDMC for messages above max_payload */
     std::unique_ptr<rdmc::engine>            rdmc_;
+    int64_t                                  rdmc_epoch_ = 0;  /* the view it spans */
     struct own_large {
         std::span<const std::byte> data;
         bool                       sent, delivered;
@@ -1909,7 +1913,11 @@ public:
         return rdmc::engine::create(node, ep, out);
     }
 
-    void attach_rdmc(std::unique_ptr<rdmc::engine> e) { rdmc_ = std::move(e); }
+    void attach_rdmc(std::unique_ptr<rdmc::engine> e)
+    {
+        rdmc_       = std::move(e);
+        rdmc_epoch_ = epoch_;
+    }
 
 private:
     bool                                     expelled_ = false, minority_ = false;

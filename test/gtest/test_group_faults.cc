@@ -445,13 +445,17 @@ TEST(group_faults, join_after_a_failure_with_state_transfer)
      * report one identical chain: same prefix, same views, same messages. */
     const int base = free_port_base(3);
     ASSERT_NE(0, base);
-    cluster c(3, "posix,self", "-c 12000 -r 4000 -J " + std::to_string(base));
+    /* rank 0 multicasts 4 MiB over the RDMC of the view with the joiner */
+    cluster c(3, "posix,self",
+              "-c 12000 -r 4000 -L 4194304 -E 3 -J " + std::to_string(base));
     ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
     std::this_thread::sleep_for(200ms);
     c.signal(2, SIGKILL);
     ASSERT_TRUE(c.wait_for({0, 1}, "view 2 0,1", 20s)) << c.all_output();
-    const int j = c.start_joiner("-c 2000 -r 4000 -j 127.0.0.1:" + std::to_string(base + 1));
+    const int j = c.start_joiner("-c 2000 -r 4000 -L 4194304 -j 127.0.0.1:" +
+                                 std::to_string(base + 1));
     ASSERT_TRUE(c.wait_for({0, 1, j}, "view 3 0,1,3", 30s)) << c.all_output();
+    ASSERT_TRUE(c.wait_for({0}, "large send", 20s)) << c.all_output();
     c.wait_all(60s);
     const auto &joiner = c.at(j);
     EXPECT_NE(std::string::npos, joiner.text.find("state received 16 bytes")) << c.all_output();
