@@ -340,18 +340,24 @@ TEST_P(group_kill, survivors_deliver_the_same_prefix_and_view)
     expect_survivors_agree(c, n, {victim});
 }
 
+/* 20 random kill moments (victim and delay from the seed) for N = 3 and for
+ * N = 5 over posix; tcp cases report the UCX 1.13 abort as a skip */
+std::vector<std::tuple<std::string, int, int>> kill_cases()
+{
+    std::vector<std::tuple<std::string, int, int>> v;
+    for (int seed = 1; seed <= 20; ++seed) {
+        v.emplace_back("posix,self", 3, seed);
+        v.emplace_back("posix,self", 5, 100 + seed);
+    }
+    for (int seed = 21; seed <= 23; ++seed) {
+        v.emplace_back("tcp,self", 3, seed);
+        v.emplace_back("tcp,self", 5, seed + 3);
+    }
+    return v;
+}
+
 INSTANTIATE_TEST_SUITE_P(
-        seeds, group_kill,
-        ::testing::Values(std::make_tuple("posix,self", 3, 1), std::make_tuple("posix,self", 3, 2),
-                          std::make_tuple("posix,self", 3, 3), std::make_tuple("posix,self", 3, 4),
-                          std::make_tuple("posix,self", 3, 5), std::make_tuple("posix,self", 3, 6),
-                          std::make_tuple("posix,self", 3, 7), std::make_tuple("posix,self", 3, 8),
-                          std::make_tuple("posix,self", 5, 11), std::make_tuple("posix,self", 5, 12),
-                          std::make_tuple("posix,self", 5, 13), std::make_tuple("posix,self", 5, 14),
-                          std::make_tuple("posix,self", 5, 15), std::make_tuple("posix,self", 5, 16),
-                          std::make_tuple("tcp,self", 3, 21), std::make_tuple("tcp,self", 3, 22),
-                          std::make_tuple("tcp,self", 3, 23), std::make_tuple("tcp,self", 5, 24),
-                          std::make_tuple("tcp,self", 5, 25), std::make_tuple("tcp,self", 5, 26)),
+        seeds, group_kill, ::testing::ValuesIn(kill_cases()),
         [](const auto &param_info) {
             const std::string tls = std::get<0>(param_info.param);
             return tls.substr(0, tls.find(',')) + "_n" + std::to_string(std::get<1>(param_info.param)) +
