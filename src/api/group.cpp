@@ -2208,7 +2208,10 @@ ucs_status_t group::flush(bool stable)
 {
     return on_current_view([&](group_impl &g) { return g.flush(stable); });
 }
-ucs_status_t group::close() { return impl_->close(); }
+ucs_status_t group::close()
+{
+    return on_current_view([](group_impl &g) { return g.close(); });
+}
 const view &group::current_view() const { return impl_->current_view(); }
 bool group::is_sender() const { return impl_->is_sender(); }
 group_stats group::stats() const { return impl_->stats(); }

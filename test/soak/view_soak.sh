@@ -1,51 +1,89 @@
 #!/bin/bash
 #
-# Soak for views and failures (make check-long): for TC_SOAK_MINUTES
+# Soak for views, failures and joins (make check-long): for TC_SOAK_MINUTES
 # (default 30), round after round, start 5 group members (posix, all
-# sending), kill -9 one or two of them at random moments, and check that the
-# survivors report identical hash chains and the same final view. Joins do
-# not exist yet, so every round starts a fresh group instead of rejoining.
-# Prints the kills survived and messages delivered.
+# sending, each with a join port), then three times: kill -9 a random live
+# member at a random moment, wait for the survivors' view, and let a new
+# process join through a random surviving original member (state transfer
+# included). At the end of a round every live process -- survivors and
+# joiners -- must report the identical hash chain (deliveries, views and the
+# transferred state) and the same final view.
+# Prints rounds, kills survived, joins, and messages delivered.
 set -u
 : "${TC_BUILDDIR:?}"
 probe=$TC_BUILDDIR/test/group_fault_probe
 minutes=${TC_SOAK_MINUTES:-30}
+cycles=${TC_SOAK_CYCLES:-3}
 export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=sleep UCX_TC_SUSPECT_TIMEOUT=300ms \
        UCX_TC_HEARTBEAT_INTERVAL=10ms UCX_TC_BOOTSTRAP_TIMEOUT=5s
 work=$(mktemp -d /tmp/tc-soak.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 
+# wait_line FILE... -- PATTERN TIMEOUT_S: every FILE has a line matching
+wait_line() {
+    local files=() pattern timeout f t=0
+    while [ "$1" != -- ]; do files+=("$1"); shift; done
+    pattern=$2 timeout=$3
+    while [ "$t" -lt $(( timeout * 100 )) ]; do
+        local all=1
+        for f in "${files[@]}"; do grep -qE "$pattern" "$f" 2>/dev/null || { all=0; break; }; done
+        [ "$all" = 1 ] && return 0
+        sleep 0.01; t=$((t + 1))
+    done
+    return 1
+}
+
 end=$(( $(date +%s) + minutes * 60 ))
-rounds=0 kills=0 delivered=0 failures=0
+rounds=0 kills=0 joins=0 delivered=0 failures=0
 while [ "$(date +%s)" -lt "$end" ]; do
-    n=5 port=$(( (RANDOM % 20000) + 30000 )) pids=()
+    n=5 port=$(( (RANDOM % 20000) + 30000 )) base=$(( (RANDOM % 20000) + 10000 ))
+    declare -A pid=()
+    live=()
     for ((r = 0; r < n; ++r)); do
         UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
-            "$probe" -c 3000 -r 3000 > "$work/out.$r" 2>&1 &
-        pids+=($!)
+            "$probe" -c 30000 -r 3000 -J "$base" > "$work/out.$r" 2>&1 &
+        pid[$r]=$!
+        live+=("$r")
     done
-    for ((r = 0; r < n; ++r)); do
-        for _ in $(seq 1 500); do grep -q ready "$work/out.$r" 2>/dev/null && break; sleep 0.01; done
-    done
-    victims=$(shuf -i 0-4 -n $(( 1 + RANDOM % 2 )) | sort -n | tr '\n' ' ')
-    for v in $victims; do
-        sleep "0.$(( RANDOM % 6 ))"
-        kill -9 "${pids[$v]}" 2>/dev/null
+    outs() { for r in "${live[@]}"; do echo "$work/out.$r"; done; }
+    ok=1
+    wait_line $(outs) -- '^ready' 20 || ok=0
+    epoch=1 next_id=$n
+    for ((c = 0; c < cycles && ok; ++c)); do
+        sleep "0.$(( RANDOM % 5 ))"
+        victim=${live[$(( RANDOM % ${#live[@]} ))]}
+        kill -9 "${pid[$victim]}" 2>/dev/null
+        wait "${pid[$victim]}" 2>/dev/null   # reaped here, quietly
         kills=$((kills + 1))
+        live=($(for r in "${live[@]}"; do [ "$r" = "$victim" ] || echo "$r"; done))
+        epoch=$((epoch + 1))
+        wait_line $(outs) -- "^view $epoch " 20 || { ok=0; break; }
+        originals=($(for r in "${live[@]}"; do [ "$r" -lt "$n" ] && echo "$r"; done))
+        sponsor=${originals[$(( RANDOM % ${#originals[@]} ))]}
+        id=$next_id
+        next_id=$((next_id + 1))
+        "$probe" -c 1500 -r 3000 -j "127.0.0.1:$((base + sponsor))" > "$work/out.$id" 2>&1 &
+        pid[$id]=$!
+        live+=("$id")
+        epoch=$((epoch + 1))
+        wait_line $(outs) -- "^view $epoch " 30 || { ok=0; break; }
+        joins=$((joins + 1))
     done
-    wait "${pids[@]}" 2>/dev/null
-    chains=$(for ((r = 0; r < n; ++r)); do
-                 case " $victims " in *" $r "*) continue ;; esac
+    for r in "${!pid[@]}"; do wait "${pid[$r]}" 2>/dev/null; done
+    chains=$(for r in "${live[@]}"; do
                  grep -o 'result chain [0-9a-f]* count [0-9]*' "$work/out.$r" || echo missing
              done | sort -u)
-    if [ "$(echo "$chains" | wc -l)" -ne 1 ] || echo "$chains" | grep -q missing; then
+    views=$(for r in "${live[@]}"; do grep '^view ' "$work/out.$r" | tail -1; done | sort -u)
+    if [ "$ok" != 1 ] || [ "$(echo "$chains" | wc -l)" -ne 1 ] || [ "$(echo "$views" | wc -l)" -ne 1 ] ||
+       echo "$chains" | grep -q missing; then
         failures=$((failures + 1))
-        echo "round $rounds: victims $victims: survivors disagree"
-        for ((r = 0; r < n; ++r)); do echo "--- $r"; tail -5 "$work/out.$r"; done
+        echo "round $rounds: live ${live[*]}: views or chains disagree (or a step timed out)"
+        for r in "${!pid[@]}"; do echo "--- $r"; tail -6 "$work/out.$r"; done
     else
         delivered=$(( delivered + $(echo "$chains" | awk '{print $5}') ))
     fi
+    unset pid
     rounds=$((rounds + 1))
 done
-echo "soak: $minutes min, $rounds rounds, $kills kills survived, $delivered messages delivered per survivor summed, $failures failed rounds"
+echo "soak: $minutes min, $rounds rounds, $kills kills survived, $joins joins with state transfer, $delivered messages delivered (final count of one live process per round, summed), $failures failed rounds"
 [ "$failures" -eq 0 ]
