@@ -10,6 +10,7 @@
 
 #include <ucs/debug/log_def.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -23,6 +24,50 @@ struct tc_group {
 };
 
 namespace {
+
+tc::group_params to_cpp(const tc_group_params_t &c)
+{
+    tc::group_params p;
+    if (c.members != nullptr && c.member_count > 0) {
+        p.members.assign(c.members, c.members + c.member_count);
+    }
+    if (c.senders != nullptr) {
+        p.senders.assign(c.senders, c.senders + c.sender_count);
+    }
+    p.max_payload      = c.max_payload;
+    p.window           = c.window;
+    p.mode             = c.unordered ? tc::delivery_mode::raw : tc::delivery_mode::ordered;
+    p.rdmc_max_message = c.rdmc_max_message;
+    p.join_port        = c.join_port;
+    if (c.deliver != nullptr) {
+        auto cb  = c.deliver;
+        auto arg = c.deliver_arg;
+        p.on_deliver = [cb, arg](const tc::message &m) {
+            tc_group_message_t cm{m.sender, m.index, m.seq, m.data.data(), m.data.size()};
+            cb(&cm, arg);
+        };
+    }
+    if (c.get_state != nullptr) {
+        auto cb  = c.get_state;
+        auto arg = c.state_arg;
+        p.get_state = [cb, arg] {
+            void *data  = nullptr;
+            size_t size = 0;
+            std::vector<std::byte> state;
+            if (cb(&data, &size, arg) == UCS_OK && data != nullptr) {
+                state.assign(static_cast<std::byte*>(data), static_cast<std::byte*>(data) + size);
+            }
+            std::free(data);
+            return state;
+        };
+    }
+    if (c.set_state != nullptr) {
+        auto cb  = c.set_state;
+        auto arg = c.state_arg;
+        p.set_state = [cb, arg](std::span<const std::byte> s) { cb(s.data(), s.size(), arg); };
+    }
+    return p;
+}
 
 template<class F> ucs_status_t no_throw(F &&f)
 {
@@ -84,23 +129,7 @@ ucs_status_t tc_group_create(tc_node_h node, const tc_group_params_t *params, tc
         return UCS_ERR_INVALID_PARAM;
     }
     return no_throw([&] {
-        tc::group_params p;
-        p.members.assign(params->members, params->members + params->member_count);
-        if (params->senders != nullptr) {
-            p.senders.assign(params->senders, params->senders + params->sender_count);
-        }
-        p.max_payload = params->max_payload;
-        p.window      = params->window;
-        p.mode        = params->unordered ? tc::delivery_mode::raw : tc::delivery_mode::ordered;
-        p.rdmc_max_message = params->rdmc_max_message;
-        if (params->deliver != nullptr) {
-            auto cb  = params->deliver;
-            auto arg = params->deliver_arg;
-            p.on_deliver = [cb, arg](const tc::message &m) {
-                tc_group_message_t cm{m.sender, m.index, m.seq, m.data.data(), m.data.size()};
-                cb(&cm, arg);
-            };
-        }
+        tc::group_params p = to_cpp(*params);
         auto handle = std::make_unique<tc_group>();
         ucs_status_t status = tc::group::create(node->node, p, handle->group);
         if (status != UCS_OK) {
@@ -108,6 +137,24 @@ ucs_status_t tc_group_create(tc_node_h node, const tc_group_params_t *params, tc
         }
         *group_p = handle->group ? handle.release() : nullptr;
         return UCS_OK;
+    });
+}
+
+ucs_status_t tc_group_join(tc_node_h node, const tc_group_params_t *params,
+                           const char *contact, tc_group_h *group_p)
+{
+    if (node == nullptr || params == nullptr || contact == nullptr || group_p == nullptr) {
+        ucs_error("tc_group_join: invalid arguments");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return no_throw([&] {
+        auto handle = std::make_unique<tc_group>();
+        ucs_status_t status = tc::group::join(node->node, to_cpp(*params), contact,
+                                              handle->group);
+        if (status == UCS_OK) {
+            *group_p = handle.release();
+        }
+        return status;
     });
 }
 

@@ -32,6 +32,12 @@ typedef struct tc_group_message {
 
 typedef void (*tc_group_deliver_cb_t)(const tc_group_message_t *msg, void *arg);
 
+/** At a member sponsoring a joiner, after the old view's last delivery:
+ *  *@a data_p is malloc()ed state (the library frees it), or NULL for none. */
+typedef ucs_status_t (*tc_group_get_state_cb_t)(void **data_p, size_t *size_p, void *arg);
+/** At the joiner, before the first message of its first view. */
+typedef void (*tc_group_set_state_cb_t)(const void *data, size_t size, void *arg);
+
 typedef struct tc_group_params {
     const int             *members;      /**< bootstrap ranks, in view order */
     int                   member_count;
@@ -43,6 +49,10 @@ typedef struct tc_group_params {
     tc_group_deliver_cb_t deliver;
     void                  *deliver_arg;
     size_t                rdmc_max_message; /**< > 0: larger sends go over RDMC */
+    uint16_t              join_port;     /**< > 0: admit joiners on this TCP port */
+    tc_group_get_state_cb_t get_state;
+    tc_group_set_state_cb_t set_state;
+    void                  *state_arg;
 } tc_group_params_t;
 
 /** Collective over the bootstrap. The node does not take @a boot. */
@@ -56,6 +66,17 @@ tc_progress_engine_h tc_node_engine(tc_node_h node);
  */
 ucs_status_t tc_group_create(tc_node_h node, const tc_group_params_t *params,
                              tc_group_h *group_p);
+
+/**
+ * Join a running group through a member's join port, @a contact
+ * ("host:port"), from a node with its own (single-member) bootstrap: enters
+ * the next view with the sponsor's state (set_state). members and senders of
+ * @a params are ignored; the rest must match the group's, or the member
+ * refuses with the reason logged (UCS_ERR_INVALID_PARAM). The joiner sends if
+ * every member sends.
+ */
+ucs_status_t tc_group_join(tc_node_h node, const tc_group_params_t *params,
+                           const char *contact, tc_group_h *group_p);
 
 /** Multicast a copy of @a data; waits while the window is full. Sizes above
  *  max_payload (up to rdmc_max_message) go over RDMC, in the same order. */
