@@ -2,7 +2,8 @@
 #
 # View changes under failures: detection latency (kill -> first suspicion),
 # time from the wedge to the new view, and messages trimmed, for
-#   kill9 N=3 and N=5 (posix, all members sending), and SIGSTOP N=3.
+#   kill9 N=3 and N=5 (posix, all members sending), and SIGSTOP N=3;
+# and for joins (N=3, 5): the joiner's wait, wedge to view, messages trimmed.
 # Uses test/group_fault_probe (built by make check) with the TCP bootstrap
 # env set by hand, and UCX's own diag-level log timestamps.
 #
@@ -50,8 +51,49 @@ print(json.dumps({"scenario": scenario, "members": n,
 PY
 }
 
+# join: N members with join ports; a new process joins through rank 1.
+# join_ms: joiner start -> its first view; wedge_to_view_ms at a member (the
+# request's wedge -> the view with the joiner started); trimmed at a member.
+join_run() { # n
+    local n=$1 port base pids=() r t_join jpid
+    port=$(( (RANDOM % 20000) + 30000 )) base=$(( (RANDOM % 20000) + 10000 ))
+    for ((r = 0; r < n; ++r)); do
+        UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
+            "$probe" -c 6000 -r 5000 -J "$base" > "$work/out.$r" 2>&1 &
+        pids+=($!)
+    done
+    for ((r = 0; r < n; ++r)); do
+        until grep -q ready "$work/out.$r" 2>/dev/null; do sleep 0.01; done
+    done
+    sleep 0.2
+    t_join=$(date +%s.%N)
+    "$probe" -c 1000 -r 5000 -j "127.0.0.1:$((base + 1))" > "$work/out.j" 2>&1 &
+    jpid=$!
+    until grep -q ready "$work/out.j" 2>/dev/null; do
+        kill -0 "$jpid" 2>/dev/null || break
+        sleep 0.001
+    done
+    local t_ready; t_ready=$(date +%s.%N)
+    wait "${pids[@]}" "$jpid" 2>/dev/null || true
+    python3 - "$n" "$t_join" "$t_ready" "$work/out.0" "$work/out.j" <<'PY'
+import json, re, sys
+n, t_join, t_ready, log, jlog = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), open(sys.argv[4]).read(), open(sys.argv[5]).read()
+inst = re.search(r"installed epoch \d+ with \d+ members including joiner \d+, ([0-9.]+) ms after the wedge \(([0-9.]+) ms to the trim\)", log)
+res = re.search(r"result chain (\w+) count (\d+) views (\d+) trimmed (\d+)", log)
+jres = re.search(r"result chain (\w+) count (\d+)", jlog)
+print(json.dumps({"scenario": "join", "members": n,
+    "join_ms": round((t_ready - t_join) * 1e3, 1),
+    "wedge_to_view_ms": float(inst.group(1)) if inst else None,
+    "wedge_to_trim_ms": float(inst.group(2)) if inst else None,
+    "trimmed": int(res.group(4)) if res else None,
+    "same_chain_at_joiner": bool(res and jres and res.group(1) == jres.group(1))}))
+PY
+}
+
 for ((i = 0; i < reps; ++i)); do
     run kill9 3 $((i % 3)) KILL
     run kill9 5 $((i % 5)) KILL
     run sigstop 3 2 STOP
+    join_run 3
+    join_run 5
 done

@@ -1013,6 +1013,11 @@ private:
     /* Stop sending, receiving and delivering; say so in the SST. */
     unsigned wedge()
     {
+        /* what we committed goes out before our counters freeze: a batch
+         * still waiting for B or T would otherwise vanish with the view */
+        if (my_sender_ >= 0 && !threaded_ && !failed_) {
+            fail_on(on_driver_thread_push(flush_cause::explicit_call));
+        }
         wedged_ = true;
         wedge_started_s_ = now_s();
         ucs_diag("group: epoch %ld wedged", static_cast<long>(epoch_));
@@ -1044,6 +1049,10 @@ private:
                 return 0; /* not all survivors have frozen their counters yet */
             }
         }
+        if (!(suspected() & view_mask()) && raw(me_, col_trim_epoch_) != epoch_ &&
+            !everything_received_everywhere()) {
+            return 0; /* a join only: nobody died, so nothing needs trimming */
+        }
         std::vector<int64_t> trim(s0_, INT64_MAX);
         int adopted = -1;
         for (int row : rows) {
@@ -1062,6 +1071,20 @@ private:
         }
         publish_trim(trim, admit);
         return 1;
+    }
+
+    /* Every view member received every message every sender pushed */
+    bool everything_received_everywhere() const
+    {
+        for (int s = 0; s < s_; ++s) {
+            const int64_t sent = get(sender_member_[s], col_sent_);
+            for (int row : view_rows_) {
+                if (row != sender_member_[s] && get(row, col_received_, orig_sender_[s]) < sent) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     void publish_trim(const std::vector<int64_t> &trim, int64_t admit)
@@ -1718,13 +1741,13 @@ private:
                       });
         protocol_.add([this] { return ok() && my_sender_ >= 0 && batched_or_threaded(); },
                       [this] { return maybe_push_pending(); });
-        protocol_.add([this] { return ok() && new_messages(); },
+        protocol_.add([this] { return receiving() && new_messages(); },
                       [this] { return receive_new(); });
         protocol_.add([this] { return ok() && my_sender_ >= 0 && nulls_needed() > 0; },
                       [this] { return send_nulls(); });
         protocol_.add([this] { return active() && stable_beyond_delivered(); },
                       [this] { return deliver_stable(); });
-        protocol_.add([this] { return ok() && report_due_; }, [this] {
+        protocol_.add([this] { return receiving() && report_due_; }, [this] {
             fail_on(push_report(put_purpose::receive_report));
             return 1u;
         });
@@ -1738,6 +1761,14 @@ private:
 
     /* the ordinary protocol runs only in an undisturbed view */
     bool ok() const { return status_ok() && active(); }
+
+    /* Receiving and reporting go on in a wedge that only admits a joiner:
+     * every member is alive, so the trim can wait until nothing is in flight */
+    bool receiving() const
+    {
+        return ok() || (status_ok() && wedged_ && !expelled_ && !minority_ && !superseded_ &&
+                        !(suspected() & view_mask()) && raw(me_, col_trim_epoch_) != epoch_);
+    }
 
     bool batched_or_threaded() const { return batched_ || threaded_; }
 

@@ -481,6 +481,32 @@ TEST(group_faults, join_after_a_failure_with_state_transfer)
     EXPECT_EQ(parse(c.at(0).text).count, parse(c.at(j).text).count) << c.all_output();
 }
 
+TEST(group_faults, join_into_a_healthy_group_loses_nothing)
+{
+    /* batched senders: what they committed but had not pushed at the wedge
+     * must go out, and with everybody alive the trim waits until nothing is
+     * in flight: no message is discarded anywhere */
+    const int base = free_port_base(3);
+    ASSERT_NE(0, base);
+    cluster c(3, "posix,self", "-b -c 8000 -r 4000 -J " + std::to_string(base));
+    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(300ms);
+    const int j = c.start_joiner("-b -c 1000 -r 4000 -j 127.0.0.1:" + std::to_string(base + 2));
+    c.wait_all(60s);
+    std::string chain;
+    for (int r : {0, 1, 2, j}) {
+        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
+        auto o = parse(c.at(r).text);
+        EXPECT_EQ("2 0,1,2,3", o.final_view) << c.all_output();
+        EXPECT_EQ(0u, o.trimmed) << c.all_output();
+        chain = chain.empty() ? o.chain : chain;
+        EXPECT_EQ(chain, o.chain) << c.all_output();
+    }
+    /* 3 x 8000 + 1000 messages, every one delivered everywhere */
+    EXPECT_EQ(25000u, parse(c.at(0).text).count) << c.all_output();
+    EXPECT_EQ(25000u, parse(c.at(j).text).count) << c.all_output();
+}
+
 TEST(group_faults, join_refused_on_different_parameters)
 {
     const int base = free_port_base(2);
