@@ -2,7 +2,9 @@
 #
 # View changes under failures: detection latency (kill -> first suspicion),
 # time from the wedge to the new view, and messages trimmed, for
-#   kill9 N=3 and N=5 (posix, all members sending), and SIGSTOP N=3;
+#   kill9 N=3 and N=5 (posix, all members sending), SIGSTOP N=3, the leader
+#   killed during the cleanup of another failure (N=5; times to the last
+#   view), a relay killed during a 32 MiB RDMC multicast (N=4);
 # and for joins (N=3, 5): the joiner's wait, wedge to view, messages trimmed.
 # Uses test/group_fault_probe (built by make check) with the TCP bootstrap
 # env set by hand, and UCX's own diag-level log timestamps.
@@ -19,28 +21,43 @@ export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=sleep UCX_TC_SUSPECT_TIMEOUT=${UCX_
 work=$(mktemp -d /tmp/tc-views.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 
-run() { # scenario n victim signal
-    local scenario=$1 n=$2 victim=$3 sig=$4 port pids=() r t_kill
+# run SCENARIO N VICTIM SIGNAL [SECOND_VICTIM]: with a second victim (the
+# leader), it is killed as soon as it logs that it wedged (leader killed
+# during cleanup); PROBE_ARGS and KILL_AFTER (a line rank 0 prints first)
+# shape the run.
+run() {
+    local scenario=$1 n=$2 victim=$3 sig=$4 second=${5:-} port pids=() r t_kill
     port=$(( (RANDOM % 20000) + 30000 ))
     for ((r = 0; r < n; ++r)); do
         UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
-            "$probe" -c 4000 -r 5000 > "$work/out.$r" 2>&1 &
+            "$probe" ${PROBE_ARGS:--c 4000 -r 5000} > "$work/out.$r" 2>&1 &
         pids+=($!)
     done
     for ((r = 0; r < n; ++r)); do
         until grep -q ready "$work/out.$r" 2>/dev/null; do sleep 0.01; done
     done
-    sleep 0.2
+    if [ -n "${KILL_AFTER:-}" ]; then
+        until grep -q "$KILL_AFTER" "$work/out.0" 2>/dev/null; do sleep 0.001; done
+    else
+        sleep 0.2
+    fi
     t_kill=$(date +%s.%N)
     kill -"$sig" "${pids[$victim]}"
     [ "$sig" = STOP ] && { sleep 1.5; kill -CONT "${pids[$victim]}"; }
+    if [ -n "$second" ]; then
+        until grep -q "wedged" "$work/out.$second" 2>/dev/null; do sleep 0.001; done
+        kill -KILL "${pids[$second]}"
+    fi
     wait "${pids[@]}" 2>/dev/null || true
-    local s=$(( victim == 0 ? 1 : 0 ))   # a survivor's log
+    local s=0   # a survivor's log
+    while [ "$s" = "$victim" ] || [ "$s" = "$second" ]; do s=$((s + 1)); done
     python3 - "$scenario" "$n" "$t_kill" "$work/out.$s" <<'PY'
 import json, re, sys
 scenario, n, t_kill, log = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), open(sys.argv[4]).read()
 ts = lambda pat: next((float(m.group(1)) for m in re.finditer(r"\[(\d+\.\d+)\][^\n]*" + pat, log)), None)
-suspect, wedged, installed = ts("suspecting rank"), ts("wedged"), ts("installed epoch")
+suspect, wedged = ts("suspecting rank"), ts("wedged")
+inst = [float(m.group(1)) for m in re.finditer(r"\[(\d+\.\d+)\][^\n]*installed epoch", log)]
+installed = inst[-1] if inst else None   # the last view: after every failure
 res = re.search(r"result chain \w+ count (\d+) views (\d+) trimmed (\d+)", log)
 print(json.dumps({"scenario": scenario, "members": n,
     "detection_ms": round((suspect - t_kill) * 1e3, 1) if suspect else None,
@@ -94,6 +111,8 @@ for ((i = 0; i < reps; ++i)); do
     run kill9 3 $((i % 3)) KILL
     run kill9 5 $((i % 5)) KILL
     run sigstop 3 2 STOP
+    run leader_killed_in_cleanup 5 3 KILL 0
+    PROBE_ARGS="-c 2000 -r 4000 -L 33554432" KILL_AFTER="large send" run rdmc_32mib_relay_killed 4 2 KILL
     join_run 3
     join_run 5
 done
