@@ -40,8 +40,9 @@ struct member {
 class cluster {
 public:
     cluster(int n, const std::string &tls, const std::string &args,
-            const std::vector<std::pair<int, std::string>> &extra_env = {})
-        : members_(n), tls_(tls)
+            const std::vector<std::pair<int, std::string>> &extra_env = {},
+            const std::string &binary = "test/group_fault_probe")
+        : members_(n), tls_(tls), binary_(binary)
     {
         members_.reserve(n + kMaxJoiners);   /* at() references stay valid */
         int lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -80,7 +81,7 @@ public:
                         putenv(strdup(kv.c_str()));
                     }
                 }
-                std::string cmd = tc_test::build_path("test/group_fault_probe") + " " + args;
+                std::string cmd = tc_test::build_path(binary_) + " " + args;
                 execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
                 _exit(127);
             }
@@ -110,7 +111,7 @@ public:
             setenv("UCX_TC_SUSPECT_TIMEOUT", "500ms", 1);
             setenv("UCX_TC_HEARTBEAT_INTERVAL", "10ms", 1);
             setenv("UCX_TC_BOOTSTRAP_TIMEOUT", "5s", 1);
-            std::string cmd = tc_test::build_path("test/group_fault_probe") + " " + args;
+            std::string cmd = tc_test::build_path(binary_) + " " + args;
             execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
             _exit(127);
         }
@@ -240,6 +241,7 @@ private:
 
     std::vector<member> members_;
     std::string         tls_;
+    std::string         binary_;
     std::mutex          mutex_;
     std::thread         reader_;
     std::atomic<bool>   done_{false};
@@ -505,6 +507,31 @@ TEST(group_faults, join_into_a_healthy_group_loses_nothing)
     /* 3 x 8000 + 1000 messages, every one delivered everywhere */
     EXPECT_EQ(25000u, parse(c.at(0).text).count) << c.all_output();
     EXPECT_EQ(25000u, parse(c.at(j).text).count) << c.all_output();
+}
+
+TEST(group_faults, join_through_the_c_api)
+{
+    /* test/group_join_c uses <twochains/group.h> alone: tc_group_join and
+     * the C state callbacks carry the chain to the joiner */
+    const int base = free_port_base(3);
+    ASSERT_NE(0, base);
+    cluster c(3, "posix,self", "-c 6000 -r 4000 -J " + std::to_string(base), {},
+              "test/group_join_c");
+    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(200ms);
+    const int j = c.start_joiner("-c 1000 -r 4000 -j 127.0.0.1:" + std::to_string(base));
+    c.wait_all(60s);
+    EXPECT_NE(std::string::npos, c.at(j).text.find("state received 16 bytes")) << c.all_output();
+    std::regex result(R"(result chain ([0-9a-f]+) count (\d+) status Success)");
+    std::string chain;
+    for (int r : {0, 1, 2, j}) {
+        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
+        std::smatch m;
+        ASSERT_TRUE(std::regex_search(c.at(r).text, m, result)) << c.all_output();
+        EXPECT_EQ("19000", m[2].str()) << c.all_output();   /* 3 x 6000 + 1000 */
+        chain = chain.empty() ? m[1].str() : chain;
+        EXPECT_EQ(chain, m[1].str()) << c.all_output();
+    }
 }
 
 TEST(group_faults, join_refused_on_different_parameters)
