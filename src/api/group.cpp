@@ -80,6 +80,14 @@ constexpr double kSendTimeoutS        = 30.0;
 /* A joiner's request must be complete this long after it connected. */
 constexpr double kJoinRequestTimeoutS = 2.0;
 
+/* The exchange area a failure's view change gathers through (worker
+ * addresses, rkeys): per member two alternating slots of a round word, a
+ * length and the bytes, so a member one round ahead never overwrites what
+ * a slower one still reads. */
+constexpr size_t kExchangeSlotBytes = 8192;
+constexpr size_t kExchangeSlotSize  = 16 + kExchangeSlotBytes;
+constexpr size_t kExchangeRowBytes  = 2 * kExchangeSlotSize;
+
 double now_s()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -195,6 +203,14 @@ public:
         status = sst::mirrored_region::create(node_, view_.members, stride_ * w_ * s_, slots_);
         if (status != UCS_OK) {
             return status;
+        }
+        if (rebuilds_on_failure(params_)) {
+            status = sst::mirrored_region::create(node_, view_.members,
+                                                  kExchangeRowBytes * view_.members.size(),
+                                                  exchange_);
+            if (status != UCS_OK) {
+                return status;
+            }
         }
         me_ = table_->my_index();
         pusher_.on_peer_error([this](int rank) { put_failed_rank_.push_back(rank); });
@@ -1476,6 +1492,153 @@ private:
         return true;
     }
 
+    /* --- a failure's view rebuilt over the survivors --------------------- */
+
+    /* An allgather among the survivors over the old view's exchange area:
+     * a tc_bootstrap backend whose operations put with this view's pusher
+     * and progress the worker themselves (inside our poller). */
+    struct exchange_ctx {
+        group_impl       *impl;
+        std::vector<int> rows;     /* rank -> row in the old view */
+        uint64_t         round = 0;
+    };
+
+    static ucs_status_t exchange_allgatherv(void *arg, const void *buf, size_t len, void **all_p,
+                                            size_t *lens)
+    {
+        auto *x = static_cast<exchange_ctx*>(arg);
+        return x->impl->exchange_round(*x, buf, len, all_p, lens);
+    }
+
+    ucs_status_t exchange_round(exchange_ctx &x, const void *buf, size_t len, void **all_p,
+                                size_t *lens)
+    {
+        if (len > kExchangeSlotBytes) {
+            ucs_error("group: %zu bytes do not fit the view change exchange (%zu)", len,
+                      kExchangeSlotBytes);
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        const uint64_t round = ++x.round;
+        const size_t slot    = (round % 2) * kExchangeSlotSize;
+        auto at = [&](int row) { return exchange_->base() + row * kExchangeRowBytes + slot; };
+        std::byte *mine = at(me_);
+        std::memcpy(mine + 16, buf, len);
+        sst::store_word(mine + 8, static_cast<int64_t>(len));
+        const size_t off = static_cast<size_t>(me_) * kExchangeRowBytes + slot;
+        ucs_status_t status = UCS_OK;
+        for (int row : x.rows) {
+            if (row != me_ && status == UCS_OK) {
+                status = exchange_->push(pusher_, row, off + 8, 8 + len, put_purpose::other);
+            }
+        }
+        status = (status != UCS_OK) ? status : pusher_.fence();
+        sst::store_word(mine, static_cast<int64_t>(round));   /* the round last */
+        for (int row : x.rows) {
+            if (row != me_ && status == UCS_OK) {
+                status = exchange_->push(pusher_, row, off, 8, put_purpose::other);
+            }
+        }
+        if (status != UCS_OK) {
+            return status;
+        }
+        const double deadline = now_s() + boot_timeout_s_;
+        for (;;) {
+            bool all = true;
+            for (int row : x.rows) {
+                all = all && sst::load_word(at(row)) >= static_cast<int64_t>(round);
+            }
+            if (all) {
+                break;
+            }
+            if (now_s() > deadline) {
+                return UCS_ERR_TIMED_OUT;
+            }
+            pusher_.reap();
+            if (ucp_worker_progress(node_.worker()) == 0) {
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
+            }
+        }
+        size_t total = 0;
+        for (size_t r = 0; r < x.rows.size(); ++r) {
+            lens[r] = static_cast<size_t>(sst::load_word(at(x.rows[r]) + 8));
+            total += lens[r];
+        }
+        auto *out = static_cast<std::byte*>(std::malloc(std::max<size_t>(total, 1)));
+        if (out == nullptr) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        size_t pos = 0;
+        for (size_t r = 0; r < x.rows.size(); ++r) {
+            std::memcpy(out + pos, at(x.rows[r]) + 16, lens[r]);
+            pos += lens[r];
+        }
+        *all_p = out;
+        return UCS_OK;
+    }
+
+    /* Every survivor delivered the same prefix after a failure: build the
+     * next view's SST, SMC and RDMC over the survivors (so large messages go
+     * on), exchanging what that needs through the old view. false: the
+     * exchange failed (another failure meanwhile); install the old way. */
+    bool rebuild_over_survivors()
+    {
+        std::vector<int> members, senders, rows = survivors();
+        for (int row : rows) {
+            members.push_back(original_members_[row]);
+        }
+        for (int rank : view_.senders) {
+            if (std::find(members.begin(), members.end(), rank) != members.end()) {
+                senders.push_back(rank);
+            }
+        }
+        static const tc_bootstrap_ops_t ops = {
+                "view exchange", &group_impl::exchange_allgatherv,
+                [](void *ctx) { delete static_cast<exchange_ctx*>(ctx); }};
+        auto ctx        = std::make_unique<exchange_ctx>();
+        ctx->impl       = this;
+        ctx->rows       = rows;
+        const int rank  = static_cast<int>(std::find(rows.begin(), rows.end(), me_) - rows.begin());
+        tc_bootstrap_h boot;
+        ucs_status_t status = tc_bootstrap_create(&ops, ctx.get(), rank,
+                                                  static_cast<int>(rows.size()), &boot);
+        if (status != UCS_OK) {
+            return false;
+        }
+        ctx.release();   /* the bootstrap owns it now */
+        status = node_.enter_view(boot, members, node_.rank(), true);
+        std::unique_ptr<group_impl> next;
+        if (status == UCS_OK) {
+            group_params p = params_;
+            p.members      = members;
+            p.senders      = params_.senders.empty() ? std::vector<int>{} : senders;
+            status = build_view(node_, p, senders, epoch_ + 1, -1, false, next);
+        }
+        if (status != UCS_OK) {
+            ucs_error("group: epoch %ld: rebuilding the view over the survivors failed (%s)",
+                      static_cast<long>(epoch_), ucs_status_string(status));
+            fail_on(status);
+            return true;
+        }
+        next->max_id_          = max_id_;
+        next->join_listener_   = join_listener_;
+        next->joiner_          = std::move(joiner_);
+        next->rendezvous_      = std::move(rendezvous_);
+        next->rendezvous_addr_ = rendezvous_addr_;
+        next->joiner_checked_  = joiner_checked_;
+        next->joiner_since_s_  = joiner_since_s_;
+        next->inherit_counters(*this);
+        next->count(&group_stats::views);
+        const double took = now_s() - wedge_started_s_;
+        next->last_view_change_ms_.store(took * 1e3);
+        ucs_diag("group: installed epoch %ld with %zu members (rebuilt), %.3f ms after the wedge",
+                 static_cast<long>(epoch_ + 1), members.size(), took * 1e3);
+        superseded_ = true;
+        tc_progress_poller_remove(node_.engine(), poller_id_);
+        poller_id_ = -1;
+        owner_->replace(std::move(next));
+        return true;
+    }
+
     void inherit_counters(const group_impl &old)
     {
         for (auto field : kCounterFields) {
@@ -1527,6 +1690,13 @@ public:
     }
 
     void set_owner(group *owner) { owner_ = owner; }
+
+    /* Views after failures are rebuilt (not narrowed) when the group has
+     * RDMC: its engine must span exactly the members. Same on every rank. */
+    static bool rebuilds_on_failure(const group_params &p)
+    {
+        return p.rdmc_max_message > 0 && !p.threaded_senders;
+    }
     bool superseded() const { return superseded_; }
 
     ucs_status_t listen_for_joiners()
@@ -1728,8 +1898,13 @@ private:
                                       all_survivors_done(); },
                       [this] {
                           const int64_t admit = raw(me_, col_admit_);
-                          return (admit > 0 && admit_joiner(static_cast<int>(admit - 1))) ?
-                                         1u : install_next_view();
+                          if (admit > 0 && admit_joiner(static_cast<int>(admit - 1))) {
+                              return 1u;
+                          }
+                          if (admit == 0 && exchange_ && rebuild_over_survivors()) {
+                              return 1u;
+                          }
+                          return install_next_view();
                       });
 
         /* threaded senders' requests: phase changes for close() */
@@ -1965,6 +2140,7 @@ private:
     bool                                     superseded_     = false;
     int                                      max_id_         = 0;  /* ids ever used */
     double                                   boot_timeout_s_ = 30;
+    std::unique_ptr<sst::mirrored_region>    exchange_;       /* rebuilds after failures */
     size_t                                   stride_ = 0;
     std::vector<int64_t>                     received_;       /* mirror of our row */
     std::vector<uint8_t>                     null_slot_;      /* [sender][slot]: a null */
@@ -2111,6 +2287,9 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
         size_t ignored = 0;
         status = sst::mirrored_region::create(node, params.members, ignored, none);
         if (status == UCS_OK) {
+            status = sst::mirrored_region::create(node, params.members, ignored, none);
+        }
+        if (status == UCS_OK && group_impl::rebuilds_on_failure(params)) {
             status = sst::mirrored_region::create(node, params.members, ignored, none);
         }
         if (status == UCS_OK && params.rdmc_max_message > 0) {

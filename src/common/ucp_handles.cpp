@@ -211,7 +211,8 @@ ucs_status_t ucp_node::connect(int r, const std::vector<std::byte> &address)
     return UCS_OK;
 }
 
-ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int> ids, int my_id)
+ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int> ids, int my_id,
+                                  bool inline_ops)
 {
     bootstrap_ptr boot(view_boot);
     for (int id : ids) {
@@ -231,6 +232,7 @@ ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int>
     ucp_worker_release_address(worker_.get(), address);
 
     view_boot_ = std::move(boot);
+    inline_ops_ = inline_ops;
     view_ids_.assign(ids.begin(), ids.end());
     rank_      = my_id;
     const size_t need = static_cast<size_t>(*std::max_element(ids.begin(), ids.end())) + 1;
@@ -286,7 +288,7 @@ ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_e
 
 ucs_status_t ucp_node::collective(const std::function<ucs_status_t()> &op) const
 {
-    if (!engine_) {
+    if (!engine_ || (view_boot_ && inline_ops_)) {
         return op();
     }
     /* The bootstrap blocks on a socket; peers may need our worker to make

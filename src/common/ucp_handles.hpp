@@ -105,9 +105,12 @@ public:
      * yet (or known under another address). Afterwards allgather_blobs()
      * returns blobs indexed by id (empty for ids outside the view), and
      * collectives progress the worker only: this runs inside a progress
-     * engine poller. Takes @a view_boot (also on error).
+     * engine poller. With @a inline_ops the bootstrap's operations drive the
+     * worker themselves (one over UCP puts) and run on this thread. Takes
+     * @a view_boot (also on error).
      */
-    ucs_status_t enter_view(tc_bootstrap_h view_boot, std::span<const int> ids, int my_id);
+    ucs_status_t enter_view(tc_bootstrap_h view_boot, std::span<const int> ids, int my_id,
+                            bool inline_ops = false);
 
     /* Bootstrap barrier, progressing the worker while it waits. */
     ucs_status_t barrier() const;
@@ -142,6 +145,7 @@ private:
     tc_bootstrap_h         boot_;
     bootstrap_ptr          view_boot_;   /* set by enter_view() */
     std::vector<int>       view_ids_;    /* view_boot_ rank -> node id */
+    bool                   inline_ops_ = false;
     std::vector<std::vector<std::byte>> addresses_;  /* by id: worker address */
     int                    rank_;
     context_ptr            context_;

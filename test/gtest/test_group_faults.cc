@@ -406,6 +406,22 @@ TEST(group_faults, member_killed_during_a_32_mib_rdmc_message)
     expect_survivors_agree(c, 4, {2});
 }
 
+TEST(group_faults, large_message_after_a_failure_goes_over_the_rebuilt_rdmc)
+{
+    /* a group with RDMC rebuilds its view over the survivors: rank 0's
+     * 4 MiB message in epoch 2 reaches every survivor */
+    cluster c(4, "posix,self", "-c 6000 -r 4000 -L 4194304 -E 2");
+    ASSERT_TRUE(c.wait_for(all_ranks(4), "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(200ms);
+    c.signal(2, SIGKILL);
+    ASSERT_TRUE(c.wait_for({0}, "large send", 20s)) << c.all_output();
+    c.wait_all(60s);
+    expect_survivors_agree(c, 4, {2});
+    for (int r : {0, 1, 3}) {
+        EXPECT_EQ(std::string::npos, c.at(r).text.find("not available")) << c.all_output();
+    }
+}
+
 TEST(group_faults, minority_does_not_install_a_view)
 {
     /* two of three die: the last one must not go on alone */
