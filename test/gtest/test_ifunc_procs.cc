@@ -103,6 +103,18 @@ TEST_P(ifunc_procs, trust_mode_remote_linking_without_package)
     EXPECT_NE(std::string::npos, r.output.find("4 remote links")) << r.output;
 }
 
+/* A code cache of 2 copies and 4 jams' Injected frames (W^X copies):
+ * the least recently run copy is evicted, nothing is rejected. */
+TEST_P(ifunc_procs, full_code_cache_evicts_and_loses_nothing)
+{
+    auto r = probe(2, "-n 30 -m injected -p copy", "UCX_TC_IFUNC_CACHE_ENTRIES=2");
+    expect_ok(r, 2, 4 * 30);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(\[0\] \[stats rank 0\] .* (\d+) evictions)")))
+            << r.output;
+    EXPECT_GT(std::stoul(m[1]), 0u) << r.output;
+}
+
 /*
  * UCX_TC_IFUNC_SIGNAL=trailer relies on one put landing in address order.
  * Measure it here rather than assume it: every frame checksummed, payloads

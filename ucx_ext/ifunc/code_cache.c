@@ -8,9 +8,14 @@
  * bound to one GOT table.
  *
  * Threads: owned by one receiver (a mailbox, or the ucp_poll_ifunc caller).
- * Invariants: entries are never modified after install and live until
- * cleanup; lookups compare every code byte (slot excluded), so a hash
- * collision can never run different code.
+ * Invariants: entries are never modified after install; lookups compare
+ * every code byte (slot excluded), so a hash collision can never run
+ * different code. A full cache evicts its least recently run entry that no
+ * ring pins: a pinned entry is one a sender will name by hash alone (Cached
+ * frames), so dropping it would lose those frames; the others are copies
+ * made only to run Injected frames outside the mailbox (W^X), made again
+ * when needed. Nothing runs while an entry is evicted (one receiver thread,
+ * polls do not nest).
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -28,8 +33,10 @@
 void tc_code_cache_init(tc_code_cache_t *cache, unsigned capacity)
 {
     kh_init_inplace(tc_code, &cache->entries);
-    cache->count    = 0;
-    cache->capacity = capacity;
+    cache->count     = 0;
+    cache->capacity  = capacity;
+    cache->tick      = 0;
+    cache->evictions = 0;
 }
 
 void tc_code_cache_cleanup(tc_code_cache_t *cache)
@@ -74,10 +81,46 @@ tc_code_entry_t *tc_code_cache_find(tc_code_cache_t *cache, uint64_t hash,
     for (entry = kh_val(&cache->entries, it); entry != NULL; entry = entry->next) {
         if ((entry->got == got) &&
             tc_code_equal(entry, code, size, got_rel, entry_rel)) {
+            entry->last_use = ++cache->tick;
             return entry;
         }
     }
     return NULL;
+}
+
+/* Drop the least recently run unpinned entry; 0 if every entry is pinned */
+static int tc_code_cache_evict(tc_code_cache_t *cache)
+{
+    tc_code_entry_t *victim = NULL, *entry, **link;
+    khiter_t it, victim_it = 0;
+
+    for (it = kh_begin(&cache->entries); it != kh_end(&cache->entries); ++it) {
+        if (!kh_exist(&cache->entries, it)) {
+            continue;
+        }
+        for (entry = kh_val(&cache->entries, it); entry != NULL; entry = entry->next) {
+            if ((entry->pins == 0) &&
+                ((victim == NULL) || (entry->last_use < victim->last_use))) {
+                victim    = entry;
+                victim_it = it;
+            }
+        }
+    }
+    if (victim == NULL) {
+        return 0;
+    }
+    for (link = &kh_val(&cache->entries, victim_it); *link != victim;
+         link = &(*link)->next) {
+    }
+    *link = victim->next;
+    if (kh_val(&cache->entries, victim_it) == NULL) {
+        kh_del(tc_code, &cache->entries, victim_it);
+    }
+    munmap(victim->code, victim->map_len);
+    free(victim);
+    --cache->count;
+    ++cache->evictions;
+    return 1;
 }
 
 tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
@@ -91,8 +134,8 @@ tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
     khiter_t it;
     int ret;
 
-    if (cache->count >= cache->capacity) {
-        return NULL;
+    if ((cache->count >= cache->capacity) && !tc_code_cache_evict(cache)) {
+        return NULL;   /* every entry is named by Cached frames */
     }
     entry = calloc(1, sizeof(*entry));
     if (entry == NULL) {
@@ -120,6 +163,8 @@ tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
     entry->got        = got;
     entry->pkg_id     = pkg_id;
     entry->element_id = element_id;
+    entry->last_use   = ++cache->tick;
+    entry->pins       = 0;
 
     it = kh_put(tc_code, &cache->entries, hash, &ret);
     if (ret < 0) {

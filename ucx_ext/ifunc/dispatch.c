@@ -57,6 +57,12 @@ void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer,
 void tc_ifunc_ring_cleanup(tc_ifunc_ring_t *ring)
 {
     tc_ifunc_link_t *link, *next;
+    tc_code_entry_t *entry;
+
+    /* the cache outlives the ring: its copies are no longer named here */
+    kh_foreach_value(&ring->cached, entry, {
+        --entry->pins;
+    })
 
     for (link = ring->links; link != NULL; link = next) {
         next = link->next;
@@ -186,7 +192,7 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
     tc_code_entry_t *entry = NULL;
     tc_ifunc_main_fn_t fn;
     tc_ifunc_pkg_h pkg;
-    uint64_t hash;
+    uint64_t hash, evictions;
     void **got;
     khiter_t it;
     int ret, installed;
@@ -257,22 +263,28 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
         if (entry != NULL) {
             ++rx->stats->cache_hits;
         } else {
+            evictions = rx->cache.evictions;
             entry = tc_code_cache_install(&rx->cache, hash, code, h->code_size,
                                           got_rel, entry_rel, got, h->pkg_id,
                                           h->element_id);
             if (entry == NULL) {
-                snprintf(detail, detail_len, "code cache full (%u entries) or "
-                         "mapping failed", rx->cache.count);
+                snprintf(detail, detail_len, "code cache full (%u entries, all named "
+                         "by Cached frames) or mapping failed", rx->cache.count);
                 return TC_IFUNC_REJECT_RESOURCE;
             }
             ++rx->stats->cache_installs;
+            rx->stats->cache_evictions += rx->cache.evictions - evictions;
         }
         if (h->flags & TC_FRAME_F_CACHE) {
             it = kh_put(tc_cached, &ring->cached, h->code_hash, &ret);
             if (ret < 0) {
                 return TC_IFUNC_REJECT_RESOURCE;
             }
+            if (ret == 0) {
+                --kh_val(&ring->cached, it)->pins;   /* re-sent: the new copy counts */
+            }
             kh_val(&ring->cached, it) = entry;
+            ++entry->pins;
         }
     }
 

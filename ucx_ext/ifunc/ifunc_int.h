@@ -89,6 +89,8 @@ typedef struct tc_code_entry {
     uint32_t             element_id;
     uint8_t              *code;          /* read+execute */
     size_t               map_len;
+    uint64_t             last_use;       /* cache tick of the last run */
+    unsigned             pins;           /* rings whose Cached frames name it */
     struct tc_code_entry *next;          /* same hash */
 } tc_code_entry_t;
 
@@ -98,6 +100,8 @@ typedef struct tc_code_cache {
     khash_t(tc_code) entries;            /* hash -> chain */
     unsigned         count;
     unsigned         capacity;
+    uint64_t         tick;               /* for least-recently-used eviction */
+    uint64_t         evictions;
 } tc_code_cache_t;
 
 void tc_code_cache_init(tc_code_cache_t *cache, unsigned capacity);

@@ -653,9 +653,10 @@ void tc_ifunc_stats_print(const tc_ifunc_stats_t *s, FILE *stream, const char *p
                     s->sent[i]);
         }
     }
-    fprintf(stream, "%scode cache: %" PRIu64 " hits, %" PRIu64 " installs; %" PRIu64
+    fprintf(stream, "%scode cache: %" PRIu64 " hits, %" PRIu64 " installs, %" PRIu64
+            " evictions; %" PRIu64
             " remote links; credits: %" PRIu64 " updates, %" PRIu64 " stalls, %.6f s "
             "waiting; trailer wait %.6f s; stale signals %" PRIu64 "\n", prefix,
-            s->cache_hits, s->cache_installs, s->remote_links, s->credit_updates,
+            s->cache_hits, s->cache_installs, s->cache_evictions, s->remote_links, s->credit_updates,
             s->credit_stalls, s->credit_wait_s, s->pending_wait_s, s->stale_signals);
 }

@@ -266,6 +266,8 @@ typedef struct tc_ifunc_stats {
     uint64_t credit_updates;        /**< credit words put back to senders */
     uint64_t cache_hits;            /**< Injected/Cached frames run from the cache */
     uint64_t cache_installs;        /**< copies made into the code cache */
+    uint64_t cache_evictions;       /**< least recently run copies dropped for
+                                         new ones (never one Cached frames name) */
     uint64_t remote_links;          /**< GOT tables built from frame symbols */
     double   pending_wait_s;        /**< time frames waited for their trailer */
     uint64_t stale_signals;         /**< polls that found the previous lap's signal
