@@ -40,11 +40,26 @@ tc_missing_packages() {
     echo "${missing[@]:-}"
 }
 
+# The arm64 UCX (Debian multiarch) for the aarch64 runtime test under
+# qemu-user. Best effort: without it that one test reports itself skipped.
+TC_ARM64_PACKAGES=(libucx-dev:arm64)
+
+tc_install_arm64() {
+    dpkg-query -W -f='${Status}' "${TC_ARM64_PACKAGES[@]}" 2>/dev/null |
+        grep -q "install ok installed" && return 0
+    [ "$(id -u)" = 0 ] || { echo "setup: no arm64 UCX (not root): the aarch64 test will skip"; return 0; }
+    echo "setup: installing ${TC_ARM64_PACKAGES[*]} (multiarch)"
+    { dpkg --add-architecture arm64 && apt-get update -qq &&
+      apt-get install -y --no-install-recommends "${TC_ARM64_PACKAGES[@]}" >/dev/null; } ||
+        echo "setup: could not install the arm64 UCX: the aarch64 test will skip"
+}
+
 tc_install_packages() {
     local missing
     missing=$(tc_missing_packages)
     if [ -z "$missing" ]; then
         echo "setup: all ${#TC_PACKAGES[@]} Debian packages present"
+        tc_install_arm64
         return 0
     fi
     if [ "$(id -u)" != 0 ]; then
@@ -59,6 +74,7 @@ tc_install_packages() {
         apt-get update -qq
         apt-get install -y --no-install-recommends $missing
     }
+    tc_install_arm64
 }
 
 tc_build() {
