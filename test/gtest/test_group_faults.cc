@@ -499,14 +499,16 @@ TEST(group_faults, join_after_a_failure_with_state_transfer)
     EXPECT_EQ(parse(c.at(0).text).count, parse(c.at(j).text).count) << c.all_output();
 }
 
-TEST(group_faults, join_into_a_healthy_group_loses_nothing)
+class group_join : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(group_join, into_a_healthy_group_loses_nothing)
 {
     /* batched senders: what they committed but had not pushed at the wedge
      * must go out, and with everybody alive the trim waits until nothing is
      * in flight: no message is discarded anywhere */
     const int base = free_port_base(3);
     ASSERT_NE(0, base);
-    cluster c(3, "posix,self", "-b -c 8000 -r 4000 -J " + std::to_string(base));
+    cluster c(3, GetParam(), "-b -c 8000 -r 4000 -J " + std::to_string(base));
     ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
     std::this_thread::sleep_for(300ms);
     const int j = c.start_joiner("-b -c 1000 -r 4000 -j 127.0.0.1:" + std::to_string(base + 2));
@@ -524,6 +526,11 @@ TEST(group_faults, join_into_a_healthy_group_loses_nothing)
     EXPECT_EQ(25000u, parse(c.at(0).text).count) << c.all_output();
     EXPECT_EQ(25000u, parse(c.at(j).text).count) << c.all_output();
 }
+
+INSTANTIATE_TEST_SUITE_P(transports, group_join, ::testing::Values("posix,self", "tcp,self"),
+                         [](const auto &tl) {
+                             return tl.param.substr(0, tl.param.find(','));
+                         });
 
 TEST(group_faults, join_through_the_c_api)
 {
