@@ -21,21 +21,45 @@ export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=sleep UCX_TC_SUSPECT_TIMEOUT=${UCX_
 work=$(mktemp -d /tmp/tc-views.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 
+# A free TCP port below Linux's ephemeral range (32768-60999), where outgoing
+# connections would otherwise collide with a randomly chosen one
+free_port() {
+    local p
+    while :; do
+        p=$(( (RANDOM % 12000) + 20000 ))
+        ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+    done
+}
+
+# wait_ready FILE...: every file says "ready" within 30 s (else 1)
+wait_ready() {
+    local f t
+    for f in "$@"; do
+        for ((t = 0; t < 3000; ++t)); do
+            grep -q ready "$f" 2>/dev/null && continue 2
+            sleep 0.01
+        done
+        return 1
+    done
+}
+
 # run SCENARIO N VICTIM SIGNAL [SECOND_VICTIM]: with a second victim (the
 # leader), it is killed as soon as it logs that it wedged (leader killed
 # during cleanup); PROBE_ARGS and KILL_AFTER (a line rank 0 prints first)
 # shape the run.
 run() {
     local scenario=$1 n=$2 victim=$3 sig=$4 second=${5:-} port pids=() r t_kill
-    port=$(( (RANDOM % 20000) + 30000 ))
+    port=$(free_port)
     for ((r = 0; r < n; ++r)); do
         UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
             "$probe" ${PROBE_ARGS:--c 4000 -r 5000} > "$work/out.$r" 2>&1 &
         pids+=($!)
     done
-    for ((r = 0; r < n; ++r)); do
-        until grep -q ready "$work/out.$r" 2>/dev/null; do sleep 0.01; done
-    done
+    wait_ready $(for ((r = 0; r < n; ++r)); do echo "$work/out.$r"; done) || {
+        kill -9 "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null
+        echo "{\"scenario\": \"$scenario\", \"members\": $n, \"error\": \"start-up failed\"}"
+        return 0
+    }
     if [ -n "${KILL_AFTER:-}" ]; then
         until grep -q "$KILL_AFTER" "$work/out.0" 2>/dev/null; do sleep 0.001; done
     else
@@ -73,15 +97,17 @@ PY
 # request's wedge -> the view with the joiner started); trimmed at a member.
 join_run() { # n
     local n=$1 port base pids=() r t_join jpid
-    port=$(( (RANDOM % 20000) + 30000 )) base=$(( (RANDOM % 20000) + 10000 ))
+    port=$(free_port) base=$(( (RANDOM % 8000) + 10000 ))
     for ((r = 0; r < n; ++r)); do
         UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
             "$probe" -c 6000 -r 5000 -J "$base" > "$work/out.$r" 2>&1 &
         pids+=($!)
     done
-    for ((r = 0; r < n; ++r)); do
-        until grep -q ready "$work/out.$r" 2>/dev/null; do sleep 0.01; done
-    done
+    wait_ready $(for ((r = 0; r < n; ++r)); do echo "$work/out.$r"; done) || {
+        kill -9 "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null
+        echo "{\"scenario\": \"join\", \"members\": $n, \"error\": \"start-up failed\"}"
+        return 0
+    }
     sleep 0.2
     t_join=$(date +%s.%N)
     "$probe" -c 1000 -r 5000 -j "127.0.0.1:$((base + 1))" > "$work/out.j" 2>&1 &

@@ -36,7 +36,10 @@ wait_line() {
 end=$(( $(date +%s) + minutes * 60 ))
 rounds=0 kills=0 joins=0 delivered=0 failures=0
 while [ "$(date +%s)" -lt "$end" ]; do
-    n=5 port=$(( (RANDOM % 20000) + 30000 )) base=$(( (RANDOM % 20000) + 10000 ))
+    # below the ephemeral range (32768-60999), where outgoing connections and
+    # the rendezvous ports live: bootstrap 20000-31999, join ports 10000-18004
+    n=5 base=$(( (RANDOM % 8000) + 10000 ))
+    while port=$(( (RANDOM % 12000) + 20000 )); ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; do :; done
     declare -A pid=()
     live=()
     for ((r = 0; r < n; ++r)); do
