@@ -121,13 +121,14 @@ join_run() { # n
     python3 - "$n" "$t_join" "$t_ready" "$work/out.0" "$work/out.j" <<'PY'
 import json, re, sys
 n, t_join, t_ready, log, jlog = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), open(sys.argv[4]).read(), open(sys.argv[5]).read()
-inst = re.search(r"installed epoch \d+ with \d+ members including joiner \d+, ([0-9.]+) ms after the wedge \(([0-9.]+) ms to the trim\)", log)
+inst = re.search(r"installed epoch \d+ with \d+ members \(with a joiner\), ([0-9.]+) ms after the wedge", log)
+trim = re.search(r"admitting joiner \d+, [0-9.]+ ms after the wedge \(([0-9.]+) ms to the trim\)", log)
 res = re.search(r"result chain (\w+) count (\d+) views (\d+) trimmed (\d+)", log)
 jres = re.search(r"result chain (\w+) count (\d+)", jlog)
 print(json.dumps({"scenario": "join", "members": n,
     "join_ms": round((t_ready - t_join) * 1e3, 1),
     "wedge_to_view_ms": float(inst.group(1)) if inst else None,
-    "wedge_to_trim_ms": float(inst.group(2)) if inst else None,
+    "wedge_to_trim_ms": float(trim.group(1)) if trim else None,
     "trimmed": int(res.group(4)) if res else None,
     "same_chain_at_joiner": bool(res and jres and res.group(1) == jres.group(1))}))
 PY

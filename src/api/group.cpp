@@ -1454,41 +1454,12 @@ private:
             return false;
         }
         status = node_.enter_view(boot, rendezvous_ids, node_.rank());
-        std::unique_ptr<group_impl> next;
         if (status == UCS_OK) {
-            group_params p = params_;
-            p.members      = members;
-            p.senders      = params_.senders.empty() ? std::vector<int>{} : senders;
-            status = build_view(node_, p, senders, epoch_ + 1, sponsor_id, false, next);
+            ucs_diag("group: epoch %ld: admitting joiner %d, %.3f ms after the wedge "
+                     "(%.3f ms to the trim)", static_cast<long>(epoch_), joiner_id,
+                     (now_s() - wedge_started_s_) * 1e3, took_trim * 1e3);
         }
-        if (status != UCS_OK) {
-            /* the old view is gone for the others too: nothing to fall back to */
-            ucs_error("group: epoch %ld: building the view with the joiner failed: %s",
-                      static_cast<long>(epoch_), ucs_status_string(status));
-            fail_on(status);
-            return true;
-        }
-        next->max_id_         = joiner_id;
-        next->join_listener_  = join_listener_;
-        /* a joiner another member sponsors asks again in the new view */
-        next->joiner_          = std::move(joiner_);
-        next->rendezvous_      = std::move(rendezvous_);
-        next->rendezvous_addr_ = rendezvous_addr_;
-        next->joiner_checked_  = joiner_checked_;
-        next->joiner_since_s_  = joiner_since_s_;
-        next->inherit_counters(*this);
-        next->count(&group_stats::views);
-        next->count(&group_stats::joins);
-        next->last_view_change_ms_.store((now_s() - wedge_started_s_) * 1e3);
-        ucs_diag("group: installed epoch %ld with %zu members including joiner %d, %.3f ms "
-                 "after the wedge (%.3f ms to the trim)", static_cast<long>(epoch_ + 1),
-                 members.size(), joiner_id, (now_s() - wedge_started_s_) * 1e3,
-                 took_trim * 1e3);
-        superseded_ = true;
-        tc_progress_poller_remove(node_.engine(), poller_id_);
-        poller_id_ = -1;
-        group *owner = owner_;
-        owner->replace(std::move(next));   /* keeps this object alive, retired */
+        move_to_next_view(status, members, senders, sponsor_id, joiner_id, true);
         return true;
     }
 
@@ -1608,21 +1579,35 @@ private:
         }
         ctx.release();   /* the bootstrap owns it now */
         status = node_.enter_view(boot, members, node_.rank(), true);
+        move_to_next_view(status, members, senders, -1, max_id_, false);
+        return true;
+    }
+
+    /* Every member of the next view is here (the node's collectives run over
+     * their bootstrap after @a entered): build that view, hand it what
+     * outlives a view, and retire this one. A failure fails the group: the
+     * others have left this view too. */
+    void move_to_next_view(ucs_status_t entered, const std::vector<int> &members,
+                           const std::vector<int> &senders, int sponsor_id, int max_id,
+                           bool with_joiner)
+    {
         std::unique_ptr<group_impl> next;
+        ucs_status_t status = entered;
         if (status == UCS_OK) {
             group_params p = params_;
             p.members      = members;
             p.senders      = params_.senders.empty() ? std::vector<int>{} : senders;
-            status = build_view(node_, p, senders, epoch_ + 1, -1, false, next);
+            status = build_view(node_, p, senders, epoch_ + 1, sponsor_id, false, next);
         }
         if (status != UCS_OK) {
-            ucs_error("group: epoch %ld: rebuilding the view over the survivors failed (%s)",
+            ucs_error("group: epoch %ld: building the next view failed: %s",
                       static_cast<long>(epoch_), ucs_status_string(status));
             fail_on(status);
-            return true;
+            return;
         }
-        next->max_id_          = max_id_;
+        next->max_id_          = max_id;
         next->join_listener_   = join_listener_;
+        /* a joiner another member sponsors asks again in the new view */
         next->joiner_          = std::move(joiner_);
         next->rendezvous_      = std::move(rendezvous_);
         next->rendezvous_addr_ = rendezvous_addr_;
@@ -1630,15 +1615,18 @@ private:
         next->joiner_since_s_  = joiner_since_s_;
         next->inherit_counters(*this);
         next->count(&group_stats::views);
+        if (with_joiner) {
+            next->count(&group_stats::joins);
+        }
         const double took = now_s() - wedge_started_s_;
         next->last_view_change_ms_.store(took * 1e3);
-        ucs_diag("group: installed epoch %ld with %zu members (rebuilt), %.3f ms after the wedge",
-                 static_cast<long>(epoch_ + 1), members.size(), took * 1e3);
+        ucs_diag("group: installed epoch %ld with %zu members (%s), %.3f ms after the wedge",
+                 static_cast<long>(epoch_ + 1), members.size(),
+                 with_joiner ? "with a joiner" : "rebuilt", took * 1e3);
         superseded_ = true;
         tc_progress_poller_remove(node_.engine(), poller_id_);
         poller_id_ = -1;
-        owner_->replace(std::move(next));
-        return true;
+        owner_->replace(std::move(next));   /* keeps this object alive, retired */
     }
 
     void inherit_counters(const group_impl &old)
