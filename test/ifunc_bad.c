@@ -212,9 +212,22 @@ static void send_bad(sender_t *s, bad_case_t c, uint32_t seq)
     raw_put(s, seq, size, 1);
 }
 
-static void run_sender(sender_t *s, bad_case_t c)
+/* Until the receiver has given back the credits of a whole lap */
+static void wait_first_lap_credits(sender_t *s, const char *failure)
 {
     volatile uint64_t *credit = &s->mbox->credits[0];
+    double deadline           = tc_ifunc_now() + 20;
+
+    while ((*credit < DEPTH) && (tc_ifunc_now() < deadline)) {
+        tc_progress(tc_ifunc_mailbox_engine(s->mbox));
+    }
+    if (*credit < DEPTH) {
+        fail(failure);
+    }
+}
+
+static void run_sender(sender_t *s, bad_case_t c)
+{
     uint32_t seq, size;
     double deadline;
 
@@ -229,13 +242,7 @@ static void run_sender(sender_t *s, bad_case_t c)
         }
         tc_ifunc_mailbox_flush(s->mbox, 10.0);
         tc_ifunc_mailbox_barrier(s->mbox);
-        deadline = tc_ifunc_now() + 20;
-        while ((*credit < DEPTH) && (tc_ifunc_now() < deadline)) {
-            tc_progress(tc_ifunc_mailbox_engine(s->mbox));
-        }
-        if (*credit < DEPTH) {
-            fail("no credits for the first lap");
-        }
+        wait_first_lap_credits(s, "no credits for the first lap");
         /* ... then frame 0's signal stored again into its cleared slot, as
          * a sender preempted between memcpy's two overlapping stores does;
          * it sits there longer than the trailer timeout ... */
@@ -264,13 +271,7 @@ static void run_sender(sender_t *s, bad_case_t c)
         tc_ifunc_mailbox_flush(s->mbox, 10.0);
         tc_ifunc_mailbox_barrier(s->mbox);
         /* behave again: wait for the credits of the first lap, then resend */
-        deadline = tc_ifunc_now() + 20;
-        while ((*credit < DEPTH) && (tc_ifunc_now() < deadline)) {
-            tc_progress(tc_ifunc_mailbox_engine(s->mbox));
-        }
-        if (*credit < DEPTH) {
-            fail("no credits after the overwrite");
-        }
+        wait_first_lap_credits(s, "no credits after the overwrite");
         size = build_sum(s, TC_FRAME_LOCAL, DEPTH);
         raw_put(s, 0, size, 1);
         return;

@@ -71,19 +71,13 @@ public:
                 if (r == 0) {
                     setenv("UCX_TC_LISTEN_FD", std::to_string(lfd).c_str(), 1);
                 }
-                setenv("UCX_TLS", tls.c_str(), 1);
-                setenv("UCX_TC_WAIT_POLICY", "sleep", 1);
-                setenv("UCX_TC_SUSPECT_TIMEOUT", "500ms", 1);
-                setenv("UCX_TC_HEARTBEAT_INTERVAL", "10ms", 1);
-                setenv("UCX_TC_BOOTSTRAP_TIMEOUT", "5s", 1);
+                std::vector<std::string> extra;
                 for (const auto &[rank, kv] : extra_env) {
                     if (rank == r) {
-                        putenv(strdup(kv.c_str()));
+                        extra.push_back(kv);
                     }
                 }
-                std::string cmd = tc_test::build_path(binary_) + " " + args;
-                execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
-                _exit(127);
+                exec_member(args, extra);
             }
             close(p[1]);
             members_[r].pid = pid;
@@ -91,6 +85,24 @@ public:
         }
         close(lfd);
         reader_ = std::thread([this] { read_all(); });
+    }
+
+    /* In a forked child: the settings every member and joiner runs with
+     * (then @a extra_env), and the probe */
+    [[noreturn]] void exec_member(const std::string &args,
+                                  const std::vector<std::string> &extra_env = {}) const
+    {
+        setenv("UCX_TLS", tls_.c_str(), 1);
+        setenv("UCX_TC_WAIT_POLICY", "sleep", 1);
+        setenv("UCX_TC_SUSPECT_TIMEOUT", "500ms", 1);
+        setenv("UCX_TC_HEARTBEAT_INTERVAL", "10ms", 1);
+        setenv("UCX_TC_BOOTSTRAP_TIMEOUT", "5s", 1);
+        for (const auto &kv : extra_env) {   /* these win */
+            putenv(strdup(kv.c_str()));
+        }
+        std::string cmd = tc_test::build_path(binary_) + " " + args;
+        execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
+        _exit(127);
     }
 
     /* A process outside the bootstrap that joins with @a args; its index */
@@ -106,14 +118,7 @@ public:
             for (auto v : {"UCX_TC_SIZE", "UCX_TC_RANK", "UCX_TC_ROOT", "UCX_TC_LISTEN_FD"}) {
                 unsetenv(v);
             }
-            setenv("UCX_TLS", tls_.c_str(), 1);
-            setenv("UCX_TC_WAIT_POLICY", "sleep", 1);
-            setenv("UCX_TC_SUSPECT_TIMEOUT", "500ms", 1);
-            setenv("UCX_TC_HEARTBEAT_INTERVAL", "10ms", 1);
-            setenv("UCX_TC_BOOTSTRAP_TIMEOUT", "5s", 1);
-            std::string cmd = tc_test::build_path(binary_) + " " + args;
-            execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
-            _exit(127);
+            exec_member(args);
         }
         close(p[1]);
         std::lock_guard<std::mutex> lock(mutex_);
