@@ -79,6 +79,8 @@ constexpr double kDeliveryReportIdleS = 20e-6;
 constexpr double kSendTimeoutS        = 30.0;
 /* A joiner's request must be complete this long after it connected. */
 constexpr double kJoinRequestTimeoutS = 2.0;
+/* How often the join port and a pending joiner's connection are looked at. */
+constexpr double kJoinPollIntervalS = 1e-3;
 
 /* The exchange area a failure's view change gathers through (worker
  * addresses, rkeys): per member two alternating slots of a round word, a
@@ -1018,8 +1020,10 @@ private:
     /* The first survivor sponsoring a joiner in this epoch, or -1 */
     int sponsor_row() const
     {
-        for (int row : survivors()) {
-            if (raw(row, col_join_req_) == epoch_) {
+        /* a predicate of every engine pass: no allocation (as survivors()) */
+        const uint64_t out = suspected();
+        for (int row : view_rows_) {
+            if (!((out >> row) & 1) && raw(row, col_join_req_) == epoch_) {
                 return row;
             }
         }
@@ -2031,7 +2035,12 @@ private:
         }
         if (g->join_listener_ && !g->closed_.load(std::memory_order_relaxed) &&
             !g->out_of_group() && !g->failed_) {
-            done += g->serve_joins();
+            /* accept() and recv() are system calls: not on every pass */
+            const double now = now_s();
+            if (now - g->joins_served_s_ >= kJoinPollIntervalS) {
+                g->joins_served_s_ = now;
+                done += g->serve_joins();
+            }
         }
         return done + g->protocol_.evaluate();
     }
@@ -2125,6 +2134,7 @@ private:
     join::socket_fd                          joiner_;         /* the one we sponsor */
     join::socket_fd                          rendezvous_;     /* its view's meeting point */
     double                                   joiner_since_s_ = 0;
+    double                                   joins_served_s_ = 0;  /* last look */
     int64_t                                  rendezvous_addr_ = 0;
     bool                                     joiner_checked_ = false;
     bool                                     superseded_     = false;
