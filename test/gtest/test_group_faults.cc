@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <netinet/in.h>
@@ -55,13 +56,13 @@ public:
         getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
         const std::string root = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
         for (int r = 0; r < n; ++r) {
-            int p[2];
-            EXPECT_EQ(0, pipe(p));
-            pid_t pid = fork();
-            if (pid == 0) {
-                dup2(p[1], 1);
-                dup2(p[1], 2);
-                close(p[0]);
+            std::vector<std::string> extra;
+            for (const auto &[rank, kv] : extra_env) {
+                if (rank == r) {
+                    extra.push_back(kv);
+                }
+            }
+            members_[r] = spawn(args, extra, [&] {
                 if (r != 0) {
                     close(lfd);
                 }
@@ -71,26 +72,36 @@ public:
                 if (r == 0) {
                     setenv("UCX_TC_LISTEN_FD", std::to_string(lfd).c_str(), 1);
                 }
-                std::vector<std::string> extra;
-                for (const auto &[rank, kv] : extra_env) {
-                    if (rank == r) {
-                        extra.push_back(kv);
-                    }
-                }
-                exec_member(args, extra);
-            }
-            close(p[1]);
-            members_[r].pid = pid;
-            members_[r].out = p[0];
+            });
         }
         close(lfd);
         reader_ = std::thread([this] { read_all(); });
     }
 
-    /* In a forked child: the settings every member and joiner runs with
-     * (then @a extra_env), and the probe */
+    /* A probe process with @a args, its output piped to us: in the child,
+     * @a child_setup (bootstrap environment), the settings every member and
+     * joiner runs with, then @a extra_env, which wins */
+    member spawn(const std::string &args, const std::vector<std::string> &extra_env,
+                 const std::function<void()> &child_setup) const
+    {
+        int p[2];
+        EXPECT_EQ(0, pipe(p));
+        member m;
+        m.pid = fork();
+        if (m.pid == 0) {
+            dup2(p[1], 1);
+            dup2(p[1], 2);
+            close(p[0]);
+            child_setup();
+            exec_member(args, extra_env);
+        }
+        close(p[1]);
+        m.out = p[0];
+        return m;
+    }
+
     [[noreturn]] void exec_member(const std::string &args,
-                                  const std::vector<std::string> &extra_env = {}) const
+                                  const std::vector<std::string> &extra_env) const
     {
         setenv("UCX_TLS", tls_.c_str(), 1);
         setenv("UCX_TC_WAIT_POLICY", "sleep", 1);
@@ -108,24 +119,14 @@ public:
     /* A process outside the bootstrap that joins with @a args; its index */
     int start_joiner(const std::string &args)
     {
-        int p[2];
-        EXPECT_EQ(0, pipe(p));
-        pid_t pid = fork();
-        if (pid == 0) {
-            dup2(p[1], 1);
-            dup2(p[1], 2);
-            close(p[0]);
+        member m = spawn(args, {}, [] {
             for (auto v : {"UCX_TC_SIZE", "UCX_TC_RANK", "UCX_TC_ROOT", "UCX_TC_LISTEN_FD"}) {
                 unsetenv(v);
             }
-            exec_member(args);
-        }
-        close(p[1]);
+        });
         std::lock_guard<std::mutex> lock(mutex_);
         EXPECT_LT(members_.size(), members_.capacity());
-        members_.emplace_back();
-        members_.back().pid = pid;
-        members_.back().out = p[0];
+        members_.push_back(std::move(m));
         return static_cast<int>(members_.size()) - 1;
     }
 
