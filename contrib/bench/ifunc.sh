@@ -102,13 +102,8 @@ echo "# $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'))
      "$reps interleaved repetitions, jam $jam, $perftest" >&2
 echo "# $cycles_note" >&2
 
-free_port() {
-    local p
-    while :; do
-        p=$(( (RANDOM % 30000) + 20000 ))
-        ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
-    done
-}
+# shellcheck source=contrib/bench/perftest_lib.sh
+source "$here/perftest_lib.sh"   # free_port
 
 # frame size of a Local frame: 128-byte header, payload, trailer byte, 64-aligned
 local_frame() { echo $(( (128 + $1 + 1 + 63) / 64 * 64 )); }

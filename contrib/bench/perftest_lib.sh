@@ -1,10 +1,22 @@
-# Shared by the benchmark drivers: run a UCX ucx_perftest shape as a
-# server/client pair on localhost, pinned to different cores, and print one
-# JSON object from its "Final:" line.
+# Shared by the benchmark drivers (and the views soak).
+
+# free_port: a TCP port nobody listens on, in 20000-31999: below Linux's
+# ephemeral range (32768-60999), where outgoing connections and ports picked
+# by the kernel would otherwise collide with a random choice
+free_port() {
+    local p
+    while :; do
+        p=$(( (RANDOM % 12000) + 20000 ))
+        ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+    done
+}
+
+# Run a UCX ucx_perftest shape as a server/client pair on localhost, pinned
+# to different cores, and print one JSON object from its "Final:" line.
 #   perftest_json SHAPE TLS SIZE ITERS
 perftest_json() {
     local shape=$1 tls=$2 size=$3 iters=$4 port final
-    port=$(( (RANDOM % 20000) + 20000 ))
+    port=$(free_port)
     UCX_TLS=$tls taskset -c 0 ucx_perftest -p "$port" >/dev/null 2>&1 &
     local server=$!
     sleep 0.5

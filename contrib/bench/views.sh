@@ -21,15 +21,8 @@ export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=sleep UCX_TC_SUSPECT_TIMEOUT=${UCX_
 work=$(mktemp -d /tmp/tc-views.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 
-# A free TCP port below Linux's ephemeral range (32768-60999), where outgoing
-# connections would otherwise collide with a randomly chosen one
-free_port() {
-    local p
-    while :; do
-        p=$(( (RANDOM % 12000) + 20000 ))
-        ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
-    done
-}
+# shellcheck source=contrib/bench/perftest_lib.sh
+source "$here/perftest_lib.sh"   # free_port
 
 # wait_ready FILE...: every file says "ready" within 30 s (else 1)
 wait_ready() {
@@ -43,23 +36,32 @@ wait_ready() {
     done
 }
 
+# start_members SCENARIO N PROBE_ARGS...: N members with the TCP bootstrap,
+# pids in $pids, outputs in $work/out.R; 1 (and a JSON error line) if they
+# do not all come up
+start_members() {
+    local scenario=$1 n=$2 port r
+    shift 2
+    port=$(free_port) pids=()
+    for ((r = 0; r < n; ++r)); do
+        UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
+            "$probe" "$@" > "$work/out.$r" 2>&1 &
+        pids+=($!)
+    done
+    wait_ready $(for ((r = 0; r < n; ++r)); do echo "$work/out.$r"; done) && return 0
+    kill -9 "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null
+    echo "{\"scenario\": \"$scenario\", \"members\": $n, \"error\": \"start-up failed\"}"
+    return 1
+}
+
 # run SCENARIO N VICTIM SIGNAL [SECOND_VICTIM]: with a second victim (the
 # leader), it is killed as soon as it logs that it wedged (leader killed
 # during cleanup); PROBE_ARGS and KILL_AFTER (a line rank 0 prints first)
 # shape the run.
 run() {
-    local scenario=$1 n=$2 victim=$3 sig=$4 second=${5:-} port pids=() r t_kill
-    port=$(free_port)
-    for ((r = 0; r < n; ++r)); do
-        UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
-            "$probe" ${PROBE_ARGS:--c 4000 -r 5000} > "$work/out.$r" 2>&1 &
-        pids+=($!)
-    done
-    wait_ready $(for ((r = 0; r < n; ++r)); do echo "$work/out.$r"; done) || {
-        kill -9 "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null
-        echo "{\"scenario\": \"$scenario\", \"members\": $n, \"error\": \"start-up failed\"}"
-        return 0
-    }
+    local scenario=$1 n=$2 victim=$3 sig=$4 second=${5:-} r t_kill
+    # shellcheck disable=SC2086
+    start_members "$scenario" "$n" ${PROBE_ARGS:--c 4000 -r 5000} || return 0
     if [ -n "${KILL_AFTER:-}" ]; then
         until grep -q "$KILL_AFTER" "$work/out.0" 2>/dev/null; do sleep 0.001; done
     else
@@ -96,18 +98,9 @@ PY
 # join_ms: joiner start -> its first view; wedge_to_view_ms at a member (the
 # request's wedge -> the view with the joiner started); trimmed at a member.
 join_run() { # n
-    local n=$1 port base pids=() r t_join jpid
-    port=$(free_port) base=$(( (RANDOM % 8000) + 10000 ))
-    for ((r = 0; r < n; ++r)); do
-        UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
-            "$probe" -c 6000 -r 5000 -J "$base" > "$work/out.$r" 2>&1 &
-        pids+=($!)
-    done
-    wait_ready $(for ((r = 0; r < n; ++r)); do echo "$work/out.$r"; done) || {
-        kill -9 "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null
-        echo "{\"scenario\": \"join\", \"members\": $n, \"error\": \"start-up failed\"}"
-        return 0
-    }
+    local n=$1 base r t_join jpid
+    base=$(( (RANDOM % 8000) + 10000 ))   # join ports: base + rank
+    start_members join "$n" -c 6000 -r 5000 -J "$base" || return 0
     sleep 0.2
     t_join=$(date +%s.%N)
     "$probe" -c 1000 -r 5000 -j "127.0.0.1:$((base + 1))" > "$work/out.j" 2>&1 &

@@ -16,6 +16,8 @@ minutes=${TC_SOAK_MINUTES:-30}
 cycles=${TC_SOAK_CYCLES:-3}
 export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=sleep UCX_TC_SUSPECT_TIMEOUT=300ms \
        UCX_TC_HEARTBEAT_INTERVAL=10ms UCX_TC_BOOTSTRAP_TIMEOUT=5s
+# shellcheck source=contrib/bench/perftest_lib.sh
+source "$(dirname "$0")/../../contrib/bench/perftest_lib.sh"   # free_port
 work=$(mktemp -d /tmp/tc-soak.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 
@@ -36,10 +38,8 @@ wait_line() {
 end=$(( $(date +%s) + minutes * 60 ))
 rounds=0 kills=0 joins=0 delivered=0 failures=0
 while [ "$(date +%s)" -lt "$end" ]; do
-    # below the ephemeral range (32768-60999), where outgoing connections and
-    # the rendezvous ports live: bootstrap 20000-31999, join ports 10000-18004
-    n=5 base=$(( (RANDOM % 8000) + 10000 ))
-    while port=$(( (RANDOM % 12000) + 20000 )); ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; do :; done
+    # join ports base..base+4 stay below free_port's range
+    n=5 base=$(( (RANDOM % 8000) + 10000 )) port=$(free_port)
     declare -A pid=()
     live=()
     for ((r = 0; r < n; ++r)); do
