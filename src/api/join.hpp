@@ -10,6 +10,8 @@
  */
 #pragma once
 
+#include "common/ucp_handles.hpp"
+
 #include <ucs/type/status.h>
 
 #include <cstddef>
@@ -21,7 +23,7 @@ namespace tc::join {
 constexpr uint32_t kRequestMagic = 0x524a4354; /* "TCJR" */
 constexpr uint32_t kReplyMagic   = 0x414a4354; /* "TCJA" */
 constexpr uint32_t kVersion      = 1;
-constexpr int      kMaxMembers   = 64;
+constexpr int      kMaxMembers   = ucp_node::kMaxNodes;
 
 /* What the joiner must share with the group; the rest is assigned. */
 struct request {

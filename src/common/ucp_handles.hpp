@@ -89,6 +89,10 @@ public:
     ucp_node(const ucp_node &)            = delete;
     ucp_node &operator=(const ucp_node &) = delete;
 
+    /* Node ids are bounded so that endpoint error arguments, handed to UCX
+     * by address, never move (and a group's masks are 64 bits) */
+    static constexpr int kMaxNodes = 64;
+
     ucs_status_t status() const { return status_; }
     ucp_context_h context() const { return context_.get(); }
     ucp_worker_h worker() const { return worker_.get(); }
@@ -137,10 +141,6 @@ private:
     ucs_status_t create_ep(const ucp_address_t *remote, int rank, bool peer_errors);
     ucs_status_t connect(int rank, const std::vector<std::byte> &address);
     tc_bootstrap_h current_bootstrap() const { return view_boot_ ? view_boot_.get() : boot_; }
-
-    /* ids are bounded so that endpoint error arguments, handed to UCX by
-     * address, never move */
-    static constexpr int kMaxNodes = 64;
 
     tc_bootstrap_h         boot_;
     bootstrap_ptr          view_boot_;   /* set by enter_view() */
