@@ -1038,6 +1038,9 @@ private:
         if (my_sender_ >= 0 && !threaded_ && !failed_) {
             fail_on(on_driver_thread_push(flush_cause::explicit_call));
         }
+        /* whoever sees us wedged sees our final counters: a join-only trim
+         * takes "sent" from them (over tcp the puts could pass each other) */
+        fail_on(pusher_.fence());
         wedged_ = true;
         wedge_started_s_ = now_s();
         ucs_diag("group: epoch %ld wedged", static_cast<long>(epoch_));
