@@ -18,9 +18,19 @@ while IFS= read -r trs; do
         passed=$((passed + ${p:-0}))
         skipped=$((skipped + ${s:-0}))
         failed=$((failed + ${f:-0}))
+        # name each failed case, with the assertion that failed, so the
+        # record of a run says what broke and not only how many
+        if [ "${f:-0}" -gt 0 ]; then
+            sed -n 's/^\[  FAILED  \] \([^ ]*\) (.*/failed: \1/p' "$log"
+            grep -B2 -A6 -m5 'Failure$' "$log" | sed 's/^/    /'
+        fi
         # a crash after the summary, or a non-zero exit, is a failure too
         if [ "$result" = FAIL ] || [ "$result" = ERROR ]; then
-            [ "${f:-0}" -gt 0 ] || failed=$((failed + 1))
+            if [ "${f:-0}" -eq 0 ]; then
+                failed=$((failed + 1))
+                echo "failed: ${trs%.trs} (exit status after its summary)"
+                tail -n 5 "$log" | sed 's/^/    /'
+            fi
         fi
     else
         case "$result" in
