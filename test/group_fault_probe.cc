@@ -49,9 +49,10 @@ int main(int argc, char **argv)
     bool batched = false;
     int join_base = 0;
     long large_epoch = 0;
+    unsigned window  = 32;
     std::string contact;
     int opt;
-    while ((opt = getopt(argc, argv, "c:r:s:bL:J:j:E:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:r:s:bL:J:j:E:w:")) != -1) {
         switch (opt) {
         case 'J': join_base = std::atoi(optarg); break;
         case 'j': contact = optarg; break;
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
         case 'r': rate = std::atol(optarg); break;
         case 's': max = std::strtoul(optarg, nullptr, 0); break;
         case 'b': batched = true; break;
+        case 'w': window = static_cast<unsigned>(std::atoi(optarg)); break;
         case 'L': large = std::strtoul(optarg, nullptr, 0); break;
         default: return 1;
         }
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
                     static_cast<unsigned long long>(delivered));
     };
     p.max_payload = max;
-    p.window      = 32;
+    p.window      = window;
     p.smc         = batched ? tc::smc_mode::batched : tc::smc_mode::urgent;
     p.rdmc_max_message = large;
     p.on_deliver  = [&](const tc::message &m) {

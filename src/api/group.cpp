@@ -295,33 +295,36 @@ public:
         if (status != UCS_OK) {
             return status;
         }
-        if (wedged_) {
-            /* a view change is under way: the send goes into the next view */
-            status = wait_until([this] { return !wedged_ || expelled_ || minority_; });
-            if (status != UCS_OK) {
-                return status;
+        for (;;) {
+            if (wedged_) {
+                /* a view change is under way: the send goes into the next view */
+                status = wait_until([this] { return !wedged_; });
+                if (status != UCS_OK) {
+                    return status;
+                }
+                if ((status = check_send(size)) != UCS_OK) {
+                    return status;
+                }
             }
-            if ((status = check_send(size)) != UCS_OK) {
-                return status;
+            {
+                auto lock = sender_lock();
+                if (slot_free(reserved_)) {
+                    index = reserved_++;
+                    return UCS_OK;
+                }
             }
-        }
-        std::unique_lock<std::mutex> lock = sender_lock();
-        while (!slot_free(reserved_)) {
             count(&group_stats::window_stalls);
             if (!block) {
                 return UCS_ERR_NO_RESOURCE;
             }
-            if (lock.owns_lock()) {
-                lock.unlock();
-            }
+            /* a wedge while we wait sends us back to the top: a slot taken
+             * in a wedged view would never be pushed, and the send that
+             * returned success for it would be lost at the view change */
             status = wait_for_slot();
             if (status != UCS_OK) {
                 return status;
             }
-            lock = sender_lock();
         }
-        index = reserved_++;
-        return UCS_OK;
     }
 
     ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
@@ -699,7 +702,7 @@ private:
         }
         return wait_until([this] {
             auto lock = sender_lock();
-            return slot_free(reserved_);
+            return wedged_ || slot_free(reserved_);
         });
     }
 
@@ -1012,9 +1015,13 @@ private:
         return events;
     }
 
+    /* A held get_buffer() slot defers our wedge to its commit(): the slot
+     * is ours in this view, and a message committed after the wedge would
+     * miss the trim. */
     bool must_wedge() const
     {
-        return !wedged_ && ((suspected() & view_mask()) || sponsor_row() >= 0);
+        return !wedged_ && (threaded_ || pending_index_ < 0) &&
+               ((suspected() & view_mask()) || sponsor_row() >= 0);
     }
 
     /* The first survivor sponsoring a joiner in this epoch, or -1 */
