@@ -46,13 +46,13 @@ int main(int argc, char **argv)
 {
     long count = 2000, rate = 5000;
     size_t max = 64, large = 0;
-    bool batched = false;
+    bool batched = false, get_buffer = false;
     int join_base = 0;
     long large_epoch = 0;
     unsigned window  = 32;
     std::string contact;
     int opt;
-    while ((opt = getopt(argc, argv, "c:r:s:bL:J:j:E:w:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:r:s:bgL:J:j:E:w:")) != -1) {
         switch (opt) {
         case 'J': join_base = std::atoi(optarg); break;
         case 'j': contact = optarg; break;
@@ -61,6 +61,7 @@ int main(int argc, char **argv)
         case 'r': rate = std::atol(optarg); break;
         case 's': max = std::strtoul(optarg, nullptr, 0); break;
         case 'b': batched = true; break;
+        case 'g': get_buffer = true; break;
         case 'w': window = static_cast<unsigned>(std::atoi(optarg)); break;
         case 'L': large = std::strtoul(optarg, nullptr, 0); break;
         default: return 1;
@@ -140,11 +141,11 @@ int main(int argc, char **argv)
         if (big) {
             std::printf("large send %zu\n", large);
         }
-        status = g->send(big ? large : 1 + k % max, [&](std::span<std::byte> buf) {
+        auto fill = [&](std::span<std::byte> buf) {
             for (size_t i = 0; i < buf.size(); ++i) {
                 buf[i] = std::byte(static_cast<uint8_t>(rank * 31 + k * 7 + i));
             }
-        });
+        };
         /* pace, progressing the engine: heartbeats keep flowing */
         next += std::chrono::microseconds(1000000 / rate);
         struct until {
@@ -154,7 +155,20 @@ int main(int argc, char **argv)
                 return std::chrono::steady_clock::now() >= static_cast<until*>(arg)->t;
             }
         } u{next};
-        tc_progress_until(node->engine(), until::done, &u, 10.0);
+        if (get_buffer && !big) {
+            /* -g: zero-copy sends that hold their slot while the engine
+             * runs (and a view change may start) until commit() */
+            std::span<std::byte> buf;
+            status = g->get_buffer(1 + k % max, buf);
+            if (status == UCS_OK) {
+                fill(buf);
+                tc_progress_until(node->engine(), until::done, &u, 10.0);
+                status = g->commit();
+            }
+        } else {
+            status = g->send(big ? large : 1 + k % max, fill);
+            tc_progress_until(node->engine(), until::done, &u, 10.0);
+        }
     }
     if (status == UCS_OK) {
         status = g->close();

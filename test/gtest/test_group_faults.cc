@@ -558,6 +558,30 @@ TEST_P(group_join, while_senders_wait_for_the_window_loses_nothing)
     EXPECT_EQ(19000u, parse(c.at(j).text).count) << c.all_output();
 }
 
+TEST_P(group_join, while_a_get_buffer_slot_is_held_loses_nothing)
+{
+    /* every member holds a get_buffer() slot while it drives the engine:
+     * its wedge waits for the commit, which goes out in the old view */
+    const int base = free_port_base(3);
+    ASSERT_NE(0, base);
+    cluster c(3, GetParam(), "-g -b -c 6000 -r 4000 -J " + std::to_string(base));
+    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(300ms);
+    const int j = c.start_joiner("-g -b -c 1000 -r 4000 -j 127.0.0.1:" + std::to_string(base + 2));
+    c.wait_all(60s);
+    std::string chain;
+    for (int r : {0, 1, 2, j}) {
+        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
+        auto o = parse(c.at(r).text);
+        EXPECT_EQ("2 0,1,2,3", o.final_view) << c.all_output();
+        EXPECT_EQ(0u, o.trimmed) << c.all_output();
+        chain = chain.empty() ? o.chain : chain;
+        EXPECT_EQ(chain, o.chain) << c.all_output();
+    }
+    EXPECT_EQ(19000u, parse(c.at(0).text).count) << c.all_output();
+    EXPECT_EQ(19000u, parse(c.at(j).text).count) << c.all_output();
+}
+
 INSTANTIATE_TEST_SUITE_P(transports, group_join, ::testing::Values("posix,self", "tcp,self"),
                          [](const auto &tl) {
                              return tl.param.substr(0, tl.param.find(','));
