@@ -141,7 +141,8 @@ public:
                       bool block = true, bool urgent = false);
 
     /* Two-step form of send(): a slot to write into, then commit(). Not for
-     * threaded senders (use send()). */
+     * threaded senders (use send()). A held slot defers this member's part in
+     * a view change until commit(), so do not wait on the group in between. */
     ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block = true);
     ucs_status_t commit();
 
