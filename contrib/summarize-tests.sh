@@ -36,7 +36,8 @@ while IFS= read -r trs; do
         case "$result" in
             PASS|XFAIL) passed=$((passed + 1)) ;;
             SKIP) skipped=$((skipped + 1)) ;;
-            *) failed=$((failed + 1)); echo "failed: ${trs%.trs}" ;;
+            *) failed=$((failed + 1)); echo "failed: ${trs%.trs}"
+               tail -n 8 "$log" | sed 's/^/    /' ;;
         esac
     fi
 done < <(find "$build" -name '*.trs' | sort)

@@ -120,7 +120,7 @@ one_run() {
           >"$work/slog" 2>&1 ) 2>"$work/ts" &
     spid=$!
     for i in $(seq 500); do
-        ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+        [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ] && break
         sleep 0.01
     done
     local client=(taskset -c 1 timeout 60 "$perftest" localhost -p "$port" -t "$shape"
@@ -297,7 +297,7 @@ elif command -v perf >/dev/null && perf record -e cpu-clock -o "$work/probe.data
             port=$(free_port)
             env "${envs[@]}" taskset -c 0 timeout 60 "$perftest" -p "$port" >/dev/null 2>&1 &
             spid=$!
-            for i in $(seq 500); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.01; done
+            for i in $(seq 500); do [ -n "$(ss -Hltn "sport = :$port")" ] && break; sleep 0.01; done
             prc=0
             env "${envs[@]}" perf record -q -e cpu-clock -F 20000 --delay 300 -o "$work/perf.data" -- \
                 taskset -c 1 timeout 60 "$perftest" localhost -p "$port" -t "$1" -s "$2" \

@@ -7,7 +7,7 @@ free_port() {
     local p
     while :; do
         p=$(( (RANDOM % 12000) + 20000 ))
-        ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+        [ -n "$(ss -Hltn "sport = :$p" 2>/dev/null)" ] || { echo "$p"; return; }
     done
 }
 

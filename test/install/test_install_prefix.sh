@@ -48,8 +48,11 @@ cc -std=c11 -Wall -Werror "$top_srcdir/test/install/consumer.c" -o consumer_c $f
 c++ -std=c++20 -Wall -Werror -x c++ "$top_srcdir/test/install/consumer.c" -o consumer_cxx $flags \
    -Wl,-rpath,"$prefix/lib"
 # the consumers must resolve UCX and twochains from the prefix
-ldd ./consumer_c | grep -q "$prefix/lib/libtwochains.so" || { ldd ./consumer_c; exit 1; }
+# (no "| grep -q" under pipefail: grep leaving early makes the writer die of SIGPIPE)
+linked=$(ldd ./consumer_c)
+grep -q "$prefix/lib/libtwochains.so" <<<"$linked" || { echo "$linked"; exit 1; }
 env -u UCX_TC_SIZE -u UCX_TC_RANK ./consumer_c
 env -u UCX_TC_SIZE -u UCX_TC_RANK ./consumer_cxx
-"$prefix/bin/twochains-info" -v | grep -q "Built with UCX" || exit 1
+info=$("$prefix/bin/twochains-info" -v)
+grep -q "Built with UCX" <<<"$info" || { echo "$info"; exit 1; }
 echo "install into a UCX prefix: ok"

@@ -40,7 +40,7 @@ run() {
         >"$work/server" 2>&1 &
     spid=$!
     for i in $(seq 500); do
-        ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+        [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ] && break
         sleep 0.01
     done
     env UCX_TLS="$tls" UCX_TC_IFUNC_TIMEOUT=20s "$@" timeout 60 "$perftest" localhost \
