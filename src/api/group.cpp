@@ -1711,9 +1711,7 @@ public:
         auto listener = std::make_shared<join::socket_fd>();
         ucs_status_t status = join::listen_on(params_.join_port, *listener);
         if (status != UCS_OK) {
-            ucs_error("group: cannot listen for joiners on port %u: %s",
-                      static_cast<unsigned>(params_.join_port), ucs_status_string(status));
-            return status;
+            return status; /* logged, with the port */
         }
         join_listener_ = std::move(listener);
         return UCS_OK;
@@ -2350,9 +2348,7 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
     join::socket_fd s;
     status = join::connect_to(contact, timeout, s);
     if (status != UCS_OK) {
-        ucs_error("group: cannot reach the join port %s: %s", contact.c_str(),
-                  ucs_status_string(status));
-        return status;
+        return status; /* logged */
     }
     const join::request req = group_impl::join_request_for(params);
     status = join::write_all(s, &req, sizeof(req), timeout);

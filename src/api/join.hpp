@@ -101,7 +101,7 @@ bool peer_gone(const socket_fd &s);
 ucs_status_t write_all(const socket_fd &s, const void *buf, size_t len, double timeout_s);
 ucs_status_t read_all(const socket_fd &s, void *buf, size_t len, double timeout_s);
 
-/* Connect to "host:port", retrying until @a timeout_s. */
+/* Connect to "host:port", retrying until @a timeout_s; logs its failure. */
 ucs_status_t connect_to(const std::string &host_port, double timeout_s, socket_fd &out);
 
 /* This end's IPv4 address of a connected socket, as text. */

@@ -24,13 +24,17 @@ work=$(mktemp -d /tmp/tc-aarch64.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 src=$TC_SRCDIR/ucx_ext
 mk() { sed -n "s/^$1 = //p" "$TC_BUILDDIR/test/Makefile"; }
+# the library's own source list, less PMIx (no arm64 PMIx here)
+lib_sources=()
+for f in $(make -s --no-print-directory -C "$TC_BUILDDIR/ucx_ext" print-sources); do
+    [ "$f" = bootstrap/boot_pmix.c ] || lib_sources+=("$src/$f")
+done
 # the project's own language and warning flags (same gcc release), no sanitizers
 read -r -a cflags <<<"$(mk TC_CFLAGS_STD) $(mk TC_WARN_CFLAGS)"
 aarch64-linux-gnu-gcc "${cflags[@]}" -O2 -g -pthread \
     -I"$src/api" -I"$TC_BUILDDIR/ucx_ext/api" -I"$src" -I"$TC_SRCDIR/toolchain/api" \
     -I"$TC_SRCDIR/test/packages/tcbench" -DTC_BUILDDIR="\"$work\"" \
-    "$src"/config.c "$src"/progress/*.c "$src"/bootstrap/bootstrap.c \
-    "$src"/bootstrap/boot_inproc.c "$src"/bootstrap/boot_tcp.c "$src"/ifunc/*.c \
+    "${lib_sources[@]}" \
     "$TC_SRCDIR/test/ifunc_probe.c" -o "$work/ifunc_probe" -lucp -luct -lucs -ldl -lm
 "$TC_BUILDDIR/toolchain/twochains-pkg" build --name tcbench --src "$TC_SRCDIR/test/packages/tcbench" \
     --prefix "$work/pkgs" --target aarch64 >/dev/null

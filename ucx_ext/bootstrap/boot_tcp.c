@@ -28,6 +28,7 @@
 #endif
 
 #include "bootstrap_int.h"
+#include "sock.h"
 
 #include <base/debug.h>
 
@@ -35,17 +36,12 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Connections the root holds open before they said hello. */
@@ -54,10 +50,6 @@
 /* Longest time spent telling the others about a failure, and waiting for
  * them to hang up so that nothing we sent is lost to a reset. */
 #define TC_BOOT_TCP_LINGER_S       0.5
-
-/* Connect retry backoff. */
-#define TC_BOOT_TCP_BACKOFF_MIN_S  0.01
-#define TC_BOOT_TCP_BACKOFF_MAX_S  0.25
 
 #define TC_BOOT_TCP_NAME_MAX       80
 
@@ -81,220 +73,6 @@ typedef struct tc_boot_tcp {
     char         root_name[TC_BOOT_TCP_NAME_MAX];
 } tc_boot_tcp_t;
 
-/* Incoming bytes of one frame from one connection. */
-typedef struct tc_boot_tcp_rx {
-    void   *buf;
-    size_t len;
-    size_t got;
-} tc_boot_tcp_rx_t;
-
-/* --- time and socket helpers -------------------------------------------- */
-
-static double tc_boot_tcp_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Milliseconds left until @a deadline, rounded up, for poll(). */
-static int tc_boot_tcp_poll_ms(double deadline)
-{
-    double left = deadline - tc_boot_tcp_now();
-
-    if (left <= 0) {
-        return 0;
-    }
-    if (left > INT_MAX / 1000.0) {
-        return INT_MAX;
-    }
-    return (int)(left * 1000.0) + 1;
-}
-
-static void tc_boot_tcp_sleep(double seconds)
-{
-    struct timespec ts;
-
-    if (seconds <= 0) {
-        return;
-    }
-    ts.tv_sec  = (time_t)seconds;
-    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-    nanosleep(&ts, NULL);          /* EINTR: the caller re-checks its deadline */
-}
-
-static void tc_boot_tcp_close(int *fd_p)
-{
-    if (*fd_p >= 0) {
-        close(*fd_p);
-        *fd_p = -1;
-    }
-}
-
-static ucs_status_t tc_boot_tcp_set_nonblock(int fd)
-{
-    int flags = fcntl(fd, F_GETFL);
-
-    if ((flags < 0) || (fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)) {
-        ucs_error("fcntl(fd %d, O_NONBLOCK) failed: %s", fd, strerror(errno));
-        return UCS_ERR_IO_ERROR;
-    }
-    return UCS_OK;
-}
-
-static void tc_boot_tcp_set_nodelay(int fd)
-{
-    int one = 1;
-
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0) {
-        ucs_debug("setsockopt(fd %d, TCP_NODELAY) failed: %s", fd,
-                  strerror(errno));
-    }
-}
-
-static void tc_boot_tcp_peer_name(int fd, char *name, size_t max)
-{
-    struct sockaddr_storage ss;
-    socklen_t sslen = sizeof(ss);
-    char host[INET6_ADDRSTRLEN];
-    const void *addr;
-    int port;
-
-    if (getpeername(fd, (struct sockaddr*)&ss, &sslen) < 0) {
-        snprintf(name, max, "fd %d", fd);
-        return;
-    }
-    if (ss.ss_family == AF_INET6) {
-        addr = &((struct sockaddr_in6*)&ss)->sin6_addr;
-        port = ntohs(((struct sockaddr_in6*)&ss)->sin6_port);
-    } else {
-        addr = &((struct sockaddr_in*)&ss)->sin_addr;
-        port = ntohs(((struct sockaddr_in*)&ss)->sin_port);
-    }
-    if (inet_ntop(ss.ss_family, addr, host, sizeof(host)) == NULL) {
-        snprintf(name, max, "fd %d", fd);
-        return;
-    }
-    snprintf(name, max, "%s:%d", host, port);
-}
-
-/* Text for a failed transfer: errno, or what the status says. */
-static const char *tc_boot_tcp_io_str(ucs_status_t status, int err)
-{
-    switch (status) {
-    case UCS_ERR_CONNECTION_RESET:
-        return (err == 0) ? "peer closed the connection" : strerror(err);
-    case UCS_ERR_TIMED_OUT:
-        return "timed out";
-    default:
-        return (err == 0) ? ucs_status_string(status) : strerror(err);
-    }
-}
-
-static ucs_status_t tc_boot_tcp_errno_status(int err)
-{
-    switch (err) {
-    case ECONNRESET:
-    case EPIPE:
-    case ENOTCONN:
-    case ECONNABORTED:
-        return UCS_ERR_CONNECTION_RESET;
-    default:
-        return UCS_ERR_IO_ERROR;
-    }
-}
-
-/* Receive what is available into @a rx. UCS_OK once complete,
- * UCS_INPROGRESS when more is to come, else the error (and *err_p). */
-static ucs_status_t tc_boot_tcp_rx_progress(int fd, tc_boot_tcp_rx_t *rx,
-                                            int *err_p)
-{
-    ssize_t n;
-
-    while (rx->got < rx->len) {
-        n = recv(fd, (char*)rx->buf + rx->got, rx->len - rx->got, 0);
-        if (n > 0) {
-            rx->got += n;
-        } else if (n == 0) {
-            *err_p = 0;
-            return UCS_ERR_CONNECTION_RESET;
-        } else if (errno == EINTR) {
-            continue;
-        } else if ((errno == EAGAIN) || (errno == EWOULDBLOCK)) {
-            return UCS_INPROGRESS;
-        } else {
-            *err_p = errno;
-            return tc_boot_tcp_errno_status(errno);
-        }
-    }
-    return UCS_OK;
-}
-
-static ucs_status_t tc_boot_tcp_wait(int fd, short events, double deadline,
-                                     int *err_p)
-{
-    struct pollfd pfd = {.fd = fd, .events = events};
-    int ret;
-
-    for (;;) {
-        ret = poll(&pfd, 1, tc_boot_tcp_poll_ms(deadline));
-        if (ret > 0) {
-            return UCS_OK;   /* readable, writable, or an error to read */
-        } else if ((ret == 0) && (tc_boot_tcp_now() >= deadline)) {
-            *err_p = ETIMEDOUT;
-            return UCS_ERR_TIMED_OUT;
-        } else if ((ret < 0) && (errno != EINTR)) {
-            *err_p = errno;
-            return UCS_ERR_IO_ERROR;
-        }
-    }
-}
-
-static ucs_status_t tc_boot_tcp_recv(int fd, void *buf, size_t len,
-                                     double deadline, int *err_p)
-{
-    tc_boot_tcp_rx_t rx = {.buf = buf, .len = len, .got = 0};
-    ucs_status_t status;
-
-    for (;;) {
-        status = tc_boot_tcp_rx_progress(fd, &rx, err_p);
-        if (status != UCS_INPROGRESS) {
-            return status;
-        }
-        status = tc_boot_tcp_wait(fd, POLLIN, deadline, err_p);
-        if (status != UCS_OK) {
-            return status;
-        }
-    }
-}
-
-static ucs_status_t tc_boot_tcp_send(int fd, const void *buf, size_t len,
-                                     double deadline, int *err_p)
-{
-    size_t sent = 0;
-    ucs_status_t status;
-    ssize_t n;
-
-    while (sent < len) {
-        n = send(fd, (const char*)buf + sent, len - sent, MSG_NOSIGNAL);
-        if (n >= 0) {
-            sent += n;
-        } else if (errno == EINTR) {
-            continue;
-        } else if ((errno == EAGAIN) || (errno == EWOULDBLOCK)) {
-            status = tc_boot_tcp_wait(fd, POLLOUT, deadline, err_p);
-            if (status != UCS_OK) {
-                return status;
-            }
-        } else {
-            *err_p = errno;
-            return tc_boot_tcp_errno_status(errno);
-        }
-    }
-    return UCS_OK;
-}
-
 /* A status frame (and its reason, on error). */
 static ucs_status_t tc_boot_tcp_send_status(int fd, uint32_t seq,
                                             ucs_status_t status,
@@ -313,7 +91,7 @@ static ucs_status_t tc_boot_tcp_send_status(int fd, uint32_t seq,
     hdr.reason_len = htonl((uint32_t)reason_len);
     memcpy(frame, &hdr, sizeof(hdr));
     memcpy(frame + sizeof(hdr), reason, reason_len);
-    return tc_boot_tcp_send(fd, frame, sizeof(hdr) + reason_len, deadline,
+    return tc_sock_send(fd, frame, sizeof(hdr) + reason_len, deadline,
                             err_p);
 }
 
@@ -330,11 +108,11 @@ static ucs_status_t tc_boot_tcp_recv_status(tc_boot_tcp_t *tcp, uint32_t seq,
     uint32_t reason_len;
     int err = 0;
 
-    status = tc_boot_tcp_recv(tcp->root_fd, &hdr, sizeof(hdr), deadline, &err);
+    status = tc_sock_recv(tcp->root_fd, &hdr, sizeof(hdr), deadline, &err);
     if (status != UCS_OK) {
         ucs_error("bootstrap rank %d: no answer from root %s during %s: %s",
                   tcp->rank, tcp->root_name, step,
-                  tc_boot_tcp_io_str(status, err));
+                  tc_sock_io_str(status, err));
         return status;
     }
 
@@ -362,7 +140,7 @@ static ucs_status_t tc_boot_tcp_recv_status(tc_boot_tcp_t *tcp, uint32_t seq,
         reason_len = 0;
     }
     if ((reason_len == 0) ||
-        (tc_boot_tcp_recv(tcp->root_fd, reason, reason_len, deadline,
+        (tc_sock_recv(tcp->root_fd, reason, reason_len, deadline,
                           &err) != UCS_OK)) {
         reason_len = 0;
     }
@@ -378,221 +156,6 @@ static ucs_status_t tc_boot_tcp_recv_status(tc_boot_tcp_t *tcp, uint32_t seq,
     return status;
 }
 
-/* --- addresses ----------------------------------------------------------- */
-
-/* "host:port" or "[v6addr]:port" into host and port. */
-static ucs_status_t tc_boot_tcp_parse_root(const char *root, char *host,
-                                           size_t host_max, char *port,
-                                           size_t port_max, int allow_port0)
-{
-    const char *colon, *hbegin, *hend;
-    char *end;
-    long num;
-
-    if ((root == NULL) || (root[0] == '\0')) {
-        ucs_error("bootstrap root address is empty (expected host:port)");
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    colon = strrchr(root, ':');
-    if (colon == NULL) {
-        goto err_format;
-    }
-
-    hbegin = root;
-    hend   = colon;
-    if (root[0] == '[') {
-        if ((colon == root) || (colon[-1] != ']')) {
-            goto err_format;
-        }
-        hbegin = root + 1;
-        hend   = colon - 1;
-    }
-    if ((size_t)(hend - hbegin) >= host_max) {
-        goto err_format;
-    }
-    memcpy(host, hbegin, hend - hbegin);
-    host[hend - hbegin] = '\0';
-
-    errno = 0;
-    num   = strtol(colon + 1, &end, 10);
-    if ((colon[1] == '\0') || (*end != '\0') || (errno != 0) || (num < 0) ||
-        (num > 65535) || (strlen(colon + 1) >= port_max)) {
-        goto err_format;
-    }
-    if ((num == 0) && !allow_port0) {
-        ucs_error("bootstrap root '%s': port 0 is not allowed (pass a "
-                  "listening socket to let the system choose)", root);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    snprintf(port, port_max, "%ld", num);
-    return UCS_OK;
-
-err_format:
-    ucs_error("invalid bootstrap root address '%s' (expected host:port)",
-              root);
-    return UCS_ERR_INVALID_PARAM;
-}
-
-static ucs_status_t tc_boot_tcp_resolve(const char *root, int passive,
-                                        struct addrinfo **res_p)
-{
-    char host[256], port[16];
-    struct addrinfo hints;
-    ucs_status_t status;
-    int ret;
-
-    status = tc_boot_tcp_parse_root(root, host, sizeof(host), port,
-                                    sizeof(port), 0);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family   = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags    = passive ? AI_PASSIVE : 0;
-    ret = getaddrinfo(((host[0] == '\0') || !strcmp(host, "*")) ? NULL : host,
-                      port, &hints, res_p);
-    if (ret != 0) {
-        ucs_error("cannot resolve bootstrap root '%s': %s", root,
-                  gai_strerror(ret));
-        return UCS_ERR_INVALID_ADDR;
-    }
-    return UCS_OK;
-}
-
-static ucs_status_t tc_boot_tcp_listen(const char *root, int *fd_p)
-{
-    struct addrinfo *res, *ai;
-    ucs_status_t status;
-    int fd, one = 1, err = 0;
-
-    status = tc_boot_tcp_resolve(root, 1, &res);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    for (ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family,
-                    ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                    ai->ai_protocol);
-        if (fd < 0) {
-            err = errno;
-            continue;
-        }
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if ((bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) &&
-            (listen(fd, SOMAXCONN) == 0)) {
-            freeaddrinfo(res);
-            ucs_debug("bootstrap root listening on %s, fd %d", root, fd);
-            *fd_p = fd;
-            return UCS_OK;
-        }
-        err = errno;
-        close(fd);
-    }
-
-    freeaddrinfo(res);
-    ucs_error("bootstrap root cannot listen on %s: %s", root, strerror(err));
-    return (err == EADDRINUSE) ? UCS_ERR_BUSY : UCS_ERR_IO_ERROR;
-}
-
-/* One connection attempt to one address, within @a deadline. Returns the
- * connected socket, or -1 with *err_p set. */
-static int tc_boot_tcp_connect_one(const struct addrinfo *ai, double deadline,
-                                   int *err_p)
-{
-    socklen_t errlen = sizeof(*err_p);
-    ucs_status_t status;
-    int fd;
-
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                ai->ai_protocol);
-    if (fd < 0) {
-        *err_p = errno;
-        return -1;
-    }
-
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-        return fd;
-    }
-    if (errno != EINPROGRESS) {
-        *err_p = errno;
-        goto err_close;
-    }
-
-    status = tc_boot_tcp_wait(fd, POLLOUT, deadline, err_p);
-    if (status != UCS_OK) {
-        goto err_close;
-    }
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, err_p, &errlen) < 0) {
-        *err_p = errno;
-        goto err_close;
-    }
-    if (*err_p != 0) {
-        goto err_close;
-    }
-    return fd;
-
-err_close:
-    close(fd);
-    return -1;
-}
-
-/* Connect to the root, retrying until @a deadline; one error log at most. */
-static ucs_status_t tc_boot_tcp_connect(tc_boot_tcp_t *tcp, const char *root,
-                                        double deadline)
-{
-    double backoff = TC_BOOT_TCP_BACKOFF_MIN_S;
-    struct addrinfo *res, *ai;
-    ucs_status_t status;
-    int fd, err = 0, attempts = 0;
-
-    status = tc_boot_tcp_resolve(root, 0, &res);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    for (;;) {
-        for (ai = res; ai != NULL; ai = ai->ai_next) {
-            fd = tc_boot_tcp_connect_one(ai, deadline, &err);
-            if (fd >= 0) {
-                freeaddrinfo(res);
-                ucs_debug("bootstrap rank %d connected to root %s after %d "
-                          "attempt(s)", tcp->rank, root, attempts + 1);
-                tcp->root_fd = fd;
-                return UCS_OK;
-            }
-        }
-
-        if (attempts++ == 0) {
-            ucs_debug("bootstrap rank %d: connecting to root %s: %s; retrying "
-                      "for up to %.1f s", tcp->rank, root, strerror(err),
-                      tcp->timeout_s);
-        }
-        if (tc_boot_tcp_now() + backoff >= deadline) {
-            break;
-        }
-        tc_boot_tcp_sleep(backoff);
-        backoff = (backoff * 2 < TC_BOOT_TCP_BACKOFF_MAX_S) ? backoff * 2 :
-                  TC_BOOT_TCP_BACKOFF_MAX_S;
-    }
-
-    freeaddrinfo(res);
-    ucs_error("bootstrap rank %d: cannot connect to root %s within %.1f s "
-              "(%d attempts): %s", tcp->rank, root, tcp->timeout_s, attempts,
-              strerror(err));
-    switch (err) {
-    case ECONNREFUSED:
-    case EHOSTUNREACH:
-    case ENETUNREACH:
-        return UCS_ERR_UNREACHABLE;
-    default:
-        return UCS_ERR_TIMED_OUT;
-    }
-}
-
 /* --- root ---------------------------------------------------------------- */
 
 /*
@@ -604,7 +167,7 @@ static void tc_boot_tcp_root_abort(tc_boot_tcp_t *tcp, const int *extra_fds,
                                    int nextra, ucs_status_t status,
                                    const char *reason)
 {
-    double deadline      = tc_boot_tcp_now() + TC_BOOT_TCP_LINGER_S;
+    double deadline      = tc_sock_now() + TC_BOOT_TCP_LINGER_S;
     struct pollfd *pfds = tcp->pfds;
     int nfds            = tcp->size + nextra;
     char sink[4096];
@@ -635,7 +198,7 @@ static void tc_boot_tcp_root_abort(tc_boot_tcp_t *tcp, const int *extra_fds,
             open_fds += (pfds[r].fd >= 0);
         }
         if ((open_fds == 0) ||
-            (poll(pfds, nfds, tc_boot_tcp_poll_ms(deadline)) <= 0)) {
+            (poll(pfds, nfds, tc_sock_poll_ms(deadline)) <= 0)) {
             break;
         }
         for (r = 0; r < nfds; ++r) {
@@ -651,7 +214,7 @@ static void tc_boot_tcp_root_abort(tc_boot_tcp_t *tcp, const int *extra_fds,
     }
 
     for (r = 0; r < tcp->size; ++r) {
-        tc_boot_tcp_close(&tcp->fds[r]);
+        tc_sock_close(&tcp->fds[r]);
     }
     for (r = 0; r < nextra; ++r) {
         close(extra_fds[r]);
@@ -662,7 +225,7 @@ static void tc_boot_tcp_root_abort(tc_boot_tcp_t *tcp, const int *extra_fds,
 typedef struct tc_boot_tcp_pending {
     int                 fd;
     tc_boot_tcp_hello_t hello;
-    tc_boot_tcp_rx_t    rx;
+    tc_sock_rx_t    rx;
     char                name[TC_BOOT_TCP_NAME_MAX];
 } tc_boot_tcp_pending_t;
 
@@ -705,7 +268,7 @@ static ucs_status_t tc_boot_tcp_root_check_hello(tc_boot_tcp_t *tcp,
         return UCS_ERR_INVALID_PARAM;
     }
     if (tcp->fds[rank] >= 0) {
-        tc_boot_tcp_peer_name(tcp->fds[rank], other, sizeof(other));
+        tc_sock_peer_name(tcp->fds[rank], other, sizeof(other));
         snprintf(reason, max, "duplicate rank %d: announced by %s and by %s",
                  rank, other, p->name);
         return UCS_ERR_ALREADY_EXISTS;
@@ -744,7 +307,7 @@ static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
     memset(connected_flags, 0, tcp->size * sizeof(*connected_flags));
 
     while (connected < tcp->size - 1) {
-        if (tc_boot_tcp_now() >= deadline) {
+        if (tc_sock_now() >= deadline) {
             tc_boot_tcp_missing_ranks(tcp, connected_flags, missing,
                                       sizeof(missing));
             snprintf(reason, sizeof(reason), "timed out after %.1f s waiting "
@@ -768,7 +331,7 @@ static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
             ++nfds;
         }
 
-        ret = poll(pfds, nfds, tc_boot_tcp_poll_ms(deadline));
+        ret = poll(pfds, nfds, tc_sock_poll_ms(deadline));
         if ((ret < 0) && (errno != EINTR)) {
             snprintf(reason, sizeof(reason), "poll failed: %s",
                      strerror(errno));
@@ -790,11 +353,11 @@ static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
                 }
                 break;
             }
-            tc_boot_tcp_set_nodelay(fd);
+            tc_sock_set_nodelay(fd);
             memset(&pending[npending], 0, sizeof(pending[npending]));
             pending[npending].fd     = fd;
             pending[npending].rx.len = sizeof(pending[npending].hello);
-            tc_boot_tcp_peer_name(fd, pending[npending].name,
+            tc_sock_peer_name(fd, pending[npending].name,
                                   sizeof(pending[npending].name));
             ucs_debug("bootstrap root: connection from %s",
                       pending[npending].name);
@@ -806,7 +369,7 @@ static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
             /* entries move when others leave: point at our own hello */
             pending[i].rx.buf = &pending[i].hello;
             err               = 0;
-            status = tc_boot_tcp_rx_progress(pending[i].fd, &pending[i].rx,
+            status = tc_sock_rx_progress(pending[i].fd, &pending[i].rx,
                                              &err);
             if (status == UCS_INPROGRESS) {
                 continue;
@@ -817,13 +380,13 @@ static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
                     /* a port probe, or a member that gave up */
                     ucs_debug("bootstrap root: %s hung up before hello: %s",
                               pending[i].name,
-                              tc_boot_tcp_io_str(status, err));
+                              tc_sock_io_str(status, err));
                 } else {
                     ucs_error("bootstrap root: rejected connection from %s: "
                               "%zu-byte hello instead of %zu (%s)",
                               pending[i].name, pending[i].rx.got,
                               pending[i].rx.len,
-                              tc_boot_tcp_io_str(status, err));
+                              tc_sock_io_str(status, err));
                 }
                 close(pending[i].fd);
             } else {
@@ -853,7 +416,7 @@ static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
                                          deadline, &err);
         if (status != UCS_OK) {
             snprintf(reason, sizeof(reason), "cannot answer rank %d: %s",
-                     rank, tc_boot_tcp_io_str(status, err));
+                     rank, tc_sock_io_str(status, err));
             goto err_fatal;
         }
     }
@@ -908,14 +471,14 @@ static ucs_status_t tc_boot_tcp_root_create(tc_boot_tcp_t *tcp,
     }
 
     if (listen_fd >= 0) {
-        status = tc_boot_tcp_set_nonblock(listen_fd);
+        status = tc_sock_set_nonblock(listen_fd);
         if (status != UCS_OK) {
             return status;
         }
         snprintf(tcp->root_name, sizeof(tcp->root_name), "listen fd %d",
                  listen_fd);
     } else {
-        status = tc_boot_tcp_listen(root, &own_fd);
+        status = tc_sock_listen(root, 0, &own_fd);
         if (status != UCS_OK) {
             return status;
         }
@@ -924,7 +487,7 @@ static ucs_status_t tc_boot_tcp_root_create(tc_boot_tcp_t *tcp,
     }
 
     status = tc_boot_tcp_root_accept_all(tcp, listen_fd, deadline);
-    tc_boot_tcp_close(&own_fd);
+    tc_sock_close(&own_fd);
     return status;
 }
 
@@ -936,25 +499,26 @@ static ucs_status_t tc_boot_tcp_member_create(tc_boot_tcp_t *tcp,
 {
     tc_boot_tcp_hello_t hello;
     ucs_status_t status;
+    char who[32];
     int err = 0;
 
     snprintf(tcp->root_name, sizeof(tcp->root_name), "%s", root);
-    status = tc_boot_tcp_connect(tcp, root, deadline);
+    snprintf(who, sizeof(who), "bootstrap rank %d", tcp->rank);
+    status = tc_sock_connect(root, deadline, who, &tcp->root_fd);
     if (status != UCS_OK) {
         return status;
     }
-    tc_boot_tcp_set_nodelay(tcp->root_fd);
 
     hello.magic    = htonl(TC_BOOT_TCP_MAGIC);
     hello.version  = htons(TC_BOOT_TCP_VERSION);
     hello.reserved = 0;
     hello.rank     = (int32_t)htonl((uint32_t)tcp->rank);
     hello.size     = (int32_t)htonl((uint32_t)tcp->size);
-    status = tc_boot_tcp_send(tcp->root_fd, &hello, sizeof(hello), deadline,
+    status = tc_sock_send(tcp->root_fd, &hello, sizeof(hello), deadline,
                               &err);
     if (status != UCS_OK) {
         ucs_error("bootstrap rank %d: cannot send hello to root %s: %s",
-                  tcp->rank, root, tc_boot_tcp_io_str(status, err));
+                  tcp->rank, root, tc_sock_io_str(status, err));
         return status;
     }
 
@@ -982,15 +546,15 @@ static ucs_status_t tc_boot_tcp_member_allgatherv(tc_boot_tcp_t *tcp,
     hdr.magic = htonl(TC_BOOT_TCP_MAGIC);
     hdr.seq   = htonl(tcp->seq);
     hdr.len   = htobe64(len);
-    status    = tc_boot_tcp_send(tcp->root_fd, &hdr, sizeof(hdr), deadline,
+    status    = tc_sock_send(tcp->root_fd, &hdr, sizeof(hdr), deadline,
                                  &err);
     if (status == UCS_OK) {
-        status = tc_boot_tcp_send(tcp->root_fd, buf, len, deadline, &err);
+        status = tc_sock_send(tcp->root_fd, buf, len, deadline, &err);
     }
     if (status != UCS_OK) {
         ucs_error("bootstrap rank %d: cannot send %zu bytes to root %s in %s: "
                   "%s", tcp->rank, len, tcp->root_name, step,
-                  tc_boot_tcp_io_str(status, err));
+                  tc_sock_io_str(status, err));
         goto err;
     }
 
@@ -1005,12 +569,12 @@ static ucs_status_t tc_boot_tcp_member_allgatherv(tc_boot_tcp_t *tcp,
         status = UCS_ERR_NO_MEMORY;
         goto err;
     }
-    status = tc_boot_tcp_recv(tcp->root_fd, wire_lens,
+    status = tc_sock_recv(tcp->root_fd, wire_lens,
                               nlens * sizeof(*wire_lens), deadline, &err);
     if (status != UCS_OK) {
         ucs_error("bootstrap rank %d: lengths from root %s in %s: %s",
                   tcp->rank, tcp->root_name, step,
-                  tc_boot_tcp_io_str(status, err));
+                  tc_sock_io_str(status, err));
         goto err_free_lens;
     }
     for (r = 0; r < nlens; ++r) {
@@ -1038,11 +602,11 @@ static ucs_status_t tc_boot_tcp_member_allgatherv(tc_boot_tcp_t *tcp,
         status = UCS_ERR_NO_MEMORY;
         goto err_free_lens;
     }
-    status = tc_boot_tcp_recv(tcp->root_fd, all, total, deadline, &err);
+    status = tc_sock_recv(tcp->root_fd, all, total, deadline, &err);
     if (status != UCS_OK) {
         ucs_error("bootstrap rank %d: %zu bytes from root %s in %s: %s",
                   tcp->rank, total, tcp->root_name, step,
-                  tc_boot_tcp_io_str(status, err));
+                  tc_sock_io_str(status, err));
         goto err_free_all;
     }
 
@@ -1057,12 +621,12 @@ err_free_lens:
 err:
     /* hang up, so that the root notices and tells the others */
     tcp->status = status;
-    tc_boot_tcp_close(&tcp->root_fd);
+    tc_sock_close(&tcp->root_fd);
     return status;
 }
 
 static ucs_status_t tc_boot_tcp_root_gather(tc_boot_tcp_t *tcp,
-                                            tc_boot_tcp_rx_t *rx,
+                                            tc_sock_rx_t *rx,
                                             tc_boot_tcp_data_t *hdrs,
                                             double deadline, char *reason,
                                             size_t max)
@@ -1084,7 +648,7 @@ static ucs_status_t tc_boot_tcp_root_gather(tc_boot_tcp_t *tcp,
     }
 
     for (;;) {
-        if (tc_boot_tcp_now() >= deadline) {
+        if (tc_sock_now() >= deadline) {
             tc_boot_tcp_missing_ranks(tcp, done, missing, sizeof(missing));
             snprintf(reason, max, "timed out after %.1f s in collective %u "
                      "waiting for rank(s) %s", tcp->timeout_s, tcp->seq,
@@ -1104,7 +668,7 @@ static ucs_status_t tc_boot_tcp_root_gather(tc_boot_tcp_t *tcp,
             return UCS_OK;
         }
 
-        ret = poll(pfds, nfds, tc_boot_tcp_poll_ms(deadline));
+        ret = poll(pfds, nfds, tc_sock_poll_ms(deadline));
         if ((ret < 0) && (errno != EINTR)) {
             snprintf(reason, max, "poll failed in collective %u: %s",
                      tcp->seq, strerror(errno));
@@ -1117,7 +681,7 @@ static ucs_status_t tc_boot_tcp_root_gather(tc_boot_tcp_t *tcp,
             }
             r      = peer[ret];
             err    = 0;
-            status = tc_boot_tcp_rx_progress(tcp->fds[r], &rx[r], &err);
+            status = tc_sock_rx_progress(tcp->fds[r], &rx[r], &err);
             if (status == UCS_INPROGRESS) {
                 continue;
             } else if (status != UCS_OK) {
@@ -1188,7 +752,7 @@ static ucs_status_t tc_boot_tcp_root_allgatherv(tc_boot_tcp_t *tcp,
     tc_boot_tcp_status_t *reply;
     tc_boot_tcp_data_t *hdrs;
     size_t total, off, reply_len;
-    tc_boot_tcp_rx_t *rx;
+    tc_sock_rx_t *rx;
     ucs_status_t status;
     uint64_t *wire_lens;
     char *all;
@@ -1251,15 +815,15 @@ static ucs_status_t tc_boot_tcp_root_allgatherv(tc_boot_tcp_t *tcp,
     reply->status     = (int32_t)htonl((uint32_t)UCS_OK);
     reply->reason_len = 0;
     for (r = 1; r < tcp->size; ++r) {
-        status = tc_boot_tcp_send(tcp->fds[r], reply, reply_len, deadline,
+        status = tc_sock_send(tcp->fds[r], reply, reply_len, deadline,
                                   &err);
         if (status == UCS_OK) {
-            status = tc_boot_tcp_send(tcp->fds[r], all, total, deadline, &err);
+            status = tc_sock_send(tcp->fds[r], all, total, deadline, &err);
         }
         if (status != UCS_OK) {
             snprintf(reason, sizeof(reason), "cannot send the result of "
                      "collective %u to rank %d: %s", tcp->seq, r,
-                     tc_boot_tcp_io_str(status, err));
+                     tc_sock_io_str(status, err));
             ucs_error("bootstrap root: %s", reason);
             free(all);
             goto err_free;
@@ -1301,7 +865,7 @@ static ucs_status_t tc_boot_tcp_allgatherv(void *ctx, const void *buf,
     }
 
     ++tcp->seq;
-    deadline = tc_boot_tcp_now() + tcp->timeout_s;
+    deadline = tc_sock_now() + tcp->timeout_s;
     ucs_trace("bootstrap rank %d: collective %u, %zu bytes", tcp->rank,
               tcp->seq, len);
     if (tcp->rank == 0) {
@@ -1316,10 +880,10 @@ static void tc_boot_tcp_destroy(void *ctx)
     tc_boot_tcp_t *tcp = ctx;
     int r;
 
-    tc_boot_tcp_close(&tcp->root_fd);
+    tc_sock_close(&tcp->root_fd);
     if (tcp->fds != NULL) {
         for (r = 0; r < tcp->size; ++r) {
-            tc_boot_tcp_close(&tcp->fds[r]);
+            tc_sock_close(&tcp->fds[r]);
         }
         free(tcp->fds);
     }
@@ -1372,7 +936,7 @@ ucs_status_t tc_bootstrap_tcp_create(const char *root, int listen_fd,
     tcp->status    = UCS_OK;
     tcp->root_fd   = -1;
 
-    deadline = tc_boot_tcp_now() + timeout_s;
+    deadline = tc_sock_now() + timeout_s;
     if (rank == 0) {
         status = tc_boot_tcp_root_create(tcp, root, listen_fd, deadline);
     } else {
