@@ -26,8 +26,13 @@ src=$TC_SRCDIR/ucx_ext
 mk() { sed -n "s/^$1 = //p" "$TC_BUILDDIR/test/Makefile"; }
 # the library's own source list, less PMIx (no arm64 PMIx here)
 lib_sources=()
-for f in $(make -s --no-print-directory -C "$TC_BUILDDIR/ucx_ext" print-sources); do
-    [ "$f" = bootstrap/boot_pmix.c ] || lib_sources+=("$src/$f")
+# (outside the calling make's MAKEFLAGS, which would add directory chatter)
+for f in $(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+           make -s --no-print-directory -C "$TC_BUILDDIR/ucx_ext" print-sources); do
+    case "$f" in
+        bootstrap/boot_pmix.c) ;;
+        *.c) lib_sources+=("$src/$f") ;;
+    esac
 done
 # the project's own language and warning flags (same gcc release), no sanitizers
 read -r -a cflags <<<"$(mk TC_CFLAGS_STD) $(mk TC_WARN_CFLAGS)"
