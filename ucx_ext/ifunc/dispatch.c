@@ -49,6 +49,7 @@ void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer,
 {
     memset(ring, 0, sizeof(*ring));
     ring->base  = base;
+    ring->head  = base;
     ring->peer  = peer;
     ring->depth = depth;
     kh_init_inplace(tc_cached, &ring->cached);
@@ -358,24 +359,22 @@ static int tc_ifunc_size_ok(uint32_t size, uint32_t slot_size)
            ((size % TC_FRAME_ALIGN) == 0);
 }
 
-tc_ifunc_slot_result_t tc_ifunc_slot_process(tc_ifunc_rx_t *rx,
-                                             tc_ifunc_ring_t *ring,
-                                             uint8_t *slot, uint32_t slot_size,
-                                             uint64_t expect_seq)
+tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
+                                                   tc_ifunc_ring_t *ring,
+                                                   uint8_t *slot,
+                                                   uint32_t slot_size,
+                                                   uint64_t expect_seq,
+                                                   uint64_t sig)
 {
     tc_frame_hdr_t *live = (tc_frame_hdr_t*)slot;
     tc_ifunc_reject_t reason;
-    char detail[192] = "";
+    char detail[192];
     tc_frame_hdr_t h;
-    uint64_t sig;
     uint32_t size;
     int complete;
     double now;
 
-    sig = __atomic_load_n(&live->signal, __ATOMIC_ACQUIRE);
-    if (ucs_likely(sig == 0)) {
-        return TC_IFUNC_SLOT_EMPTY;
-    }
+    detail[0] = '\0';
     if (ucs_unlikely((ring->depth != 0) &&
                      (sig == TC_FRAME_SIGNAL(expect_seq - ring->depth)))) {
         ++rx->stats->stale_signals;   /* a late second store of a run frame */

@@ -15,6 +15,7 @@
 #include <twochains/jam_format.h>
 
 #include <ucs/datastruct/khash.h>
+#include <ucs/sys/compiler_def.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -139,6 +140,7 @@ KHASH_MAP_INIT_INT64(tc_cached, tc_code_entry_t*)
 typedef struct tc_ifunc_ring {
     uint8_t            *base;           /* slot 0 */
     uint64_t           expect;          /* seq of the next frame = consumed */
+    uint8_t            *head;           /* its slot: no division per poll */
     uint64_t           published;       /* consumed count last put to the sender */
     void               *credit_req;     /* credit put in flight */
     int                peer;            /* sender rank, -1: unknown */
@@ -174,15 +176,35 @@ void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer,
                         uint32_t depth);
 void tc_ifunc_ring_cleanup(tc_ifunc_ring_t *ring);
 
+/* The frame behind the non-zero signal @a sig at @a slot: see below. */
+tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
+                                                   tc_ifunc_ring_t *ring,
+                                                   uint8_t *slot,
+                                                   uint32_t slot_size,
+                                                   uint64_t expect_seq,
+                                                   uint64_t sig);
+
 /*
  * Look at the frame at @a slot and, if complete, validate and run or reject
  * it, then free the slot. Never blocks: an incomplete frame is PENDING until
  * rx->trailer_timeout, then rejected as truncated.
+ *
+ * Inline up to the signal load: an empty slot is what most polls find, and
+ * it should cost one load, not the frame setup of the validator.
  */
-tc_ifunc_slot_result_t tc_ifunc_slot_process(tc_ifunc_rx_t *rx,
-                                             tc_ifunc_ring_t *ring,
-                                             uint8_t *slot, uint32_t slot_size,
-                                             uint64_t expect_seq);
+static UCS_F_ALWAYS_INLINE tc_ifunc_slot_result_t
+tc_ifunc_slot_process(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring, uint8_t *slot,
+                      uint32_t slot_size, uint64_t expect_seq)
+{
+    uint64_t sig = __atomic_load_n(&((const tc_frame_hdr_t*)slot)->signal,
+                                   __ATOMIC_ACQUIRE);
+
+    if (ucs_likely(sig == 0)) {
+        return TC_IFUNC_SLOT_EMPTY;
+    }
+    return tc_ifunc_slot_process_frame(rx, ring, slot, slot_size, expect_seq,
+                                       sig);
+}
 
 static inline double tc_ifunc_now(void)
 {

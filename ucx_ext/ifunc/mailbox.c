@@ -140,11 +140,14 @@ unsigned tc_ifunc_poll(tc_ifunc_mailbox_h mbox, unsigned max_frames)
     r = mbox->next_ring;
     while ((handled < max_frames) && (idle < (unsigned)mbox->size)) {
         ring   = &mbox->rx_rings[r];
-        slot   = ring->base + (ring->expect % mbox->depth) * mbox->slot_size;
+        slot   = ring->head;
         result = tc_ifunc_slot_process(&mbox->rx, ring, slot, mbox->slot_size,
                                        ring->expect);
         if ((result == TC_IFUNC_SLOT_RUN) || (result == TC_IFUNC_SLOT_REJECTED)) {
             ++ring->expect;
+            ring->head = (ring->head + mbox->slot_size ==
+                          ring->base + (size_t)mbox->depth * mbox->slot_size) ?
+                         ring->base : ring->head + mbox->slot_size;
             ++handled;
             idle = 0;
             tc_ifunc_mailbox_credit(mbox, r, 0);
