@@ -669,11 +669,37 @@ private:
         ucs_status_t status = tc_progress_until(node_.engine(), done, &pred, kSendTimeoutS);
         if (status != UCS_OK) {
             ucs_error("group: peers did not respond within %.0f s", kSendTimeoutS);
+            log_counters();
             if (rdmc_ && ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
                 rdmc_->dump(stderr);
             }
         }
         return status;
+    }
+
+    /* What a stuck member waits for: its sender state and every row's
+     * counters as it sees them (once, on a timeout). */
+    void log_counters() const
+    {
+        ucs_error("group: epoch %ld%s: reserved %ld committed %ld pushed %ld, "
+                  "delivered-everywhere bound %ld", static_cast<long>(epoch_),
+                  wedged_ ? " (wedged)" : "", static_cast<long>(reserved_.load()),
+                  static_cast<long>(committed_), static_cast<long>(pushed()),
+                  static_cast<long>(free_until_ - w_));
+        for (int row : view_rows_) {
+            std::string received;
+            for (int s = 0; s < s_; ++s) {
+                received += (s ? "," : "") + std::to_string(row == me_ ? received_[s] :
+                                                            get(row, col_received_,
+                                                                orig_sender_[s]));
+            }
+            ucs_error("group:   rank %d%s: epoch %ld phase %ld sent %ld delivered %ld "
+                      "received [%s]", original_members_[row], row == me_ ? " (us)" : "",
+                      static_cast<long>(raw(row, col_epoch_)),
+                      static_cast<long>(raw(row, col_phase_)),
+                      static_cast<long>(get(row, col_sent_)),
+                      static_cast<long>(get(row, col_delivered_)), received.c_str());
+        }
     }
 
     /* Callers hold sender_lock(). free_until_ caches the first index whose
