@@ -30,12 +30,15 @@ for shape in ucp_ifunc_lat ucp_ifunc_bw; do
     grep -q " $shape - UCP ifunc" <<<"$usage" || { echo "FAIL: -h does not list $shape"; exit 1; }
 done
 
+# shellcheck source=contrib/bench/perftest_lib.sh
+source "$TC_SRCDIR/contrib/bench/perftest_lib.sh"   # free_port: not in the ephemeral range
+
 fail=0
 # run TLS SHAPE SIZE ITERS FORMAT(-f|-v) [VAR=VALUE...]: the client's output
 run() {
     local tls=$1 shape=$2 size=$3 iters=$4 fmt=$5 port i spid src=0 crc=0
     shift 5
-    port=$(( (RANDOM % 20000) + 30000 ))
+    port=$(free_port)
     env UCX_TLS="$tls" UCX_TC_IFUNC_TIMEOUT=20s "$@" timeout 60 "$perftest" -p "$port" \
         >"$work/server" 2>&1 &
     spid=$!
@@ -73,7 +76,8 @@ for tls in posix,self tcp,self; do
     for shape in ucp_ifunc_lat ucp_ifunc_bw; do
         for mode in local injected cached; do
             [ "$tls" = tcp,self ] && [ "$mode" = injected ] && continue  # keep it short
-            out=$(run "$tls" "$shape" 64 200 -f UCX_TC_IFUNC_MODE=$mode) || { fail=1; continue; }
+            out=$(run "$tls" "$shape" 64 200 -f UCX_TC_IFUNC_MODE=$mode) ||
+                { echo "$out"; fail=1; continue; }
             line=$(grep -E '^ *[0-9]+ +[0-9.]+ ' <<<"$out" | tail -1)
             echo "$tls $shape $mode: $line"
             check_final "$shape" 200 "$line" || { fail=1; continue; }
@@ -85,7 +89,8 @@ for tls in posix,self tcp,self; do
 done
 
 # CSV (-v): the header and the same 8 columns, comma-separated
-out=$(run posix,self ucp_ifunc_lat 8 100 -v UCX_TC_IFUNC_MODE=cached UCX_TC_IFUNC_JAM=server_side_sum) || fail=1
+out=$(run posix,self ucp_ifunc_lat 8 100 -v UCX_TC_IFUNC_MODE=cached UCX_TC_IFUNC_JAM=server_side_sum) ||
+    { echo "$out"; fail=1; }
 echo "$out"
 grep -q '^iterations,50.0_percentile_lat,avg_lat,overall_lat,avg_bw,overall_bw,avg_mr,overall_mr$' <<<"$out" ||
     { echo "FAIL: no CSV header"; fail=1; }
