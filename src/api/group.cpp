@@ -76,7 +76,10 @@ namespace {
 
 /* An idle member pushes its delivered counter alone after this long. */
 constexpr double kDeliveryReportIdleS = 20e-6;
+/* A wait that sees no progress for this long fails with UCS_ERR_TIMED_OUT. */
 constexpr double kSendTimeoutS        = 30.0;
+/* A wait longer than this logs its state (diag level) and looks for progress. */
+constexpr double kSlowWaitS           = 5.0;
 /* A joiner's request must be complete this long after it connected. */
 constexpr double kJoinRequestTimeoutS = 2.0;
 /* How often the join port and a pending joiner's connection are looked at. */
@@ -665,23 +668,59 @@ private:
             }
             return UCS_OK;
         }
-        auto done = [](void *arg) -> int { return (*static_cast<Pred*>(arg))(); };
-        ucs_status_t status = tc_progress_until(node_.engine(), done, &pred, kSendTimeoutS);
-        if (status != UCS_OK) {
-            ucs_error("group: peers did not respond within %.0f s", kSendTimeoutS);
-            log_counters();
-            if (rdmc_ && ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
-                rdmc_->dump(stderr);
+        /* the limit is on waiting without progress: an overloaded machine
+         * may move slowly, but it moves; a group that stands still for
+         * kSendTimeoutS has peers that do not respond */
+        auto done          = [](void *arg) -> int { return (*static_cast<Pred*>(arg))(); };
+        uint64_t mark      = progress_mark();
+        double still_since = now_s();
+        bool reported      = false;
+        for (;;) {
+            ucs_status_t status = tc_progress_until(node_.engine(), done, &pred, kSlowWaitS);
+            if (status != UCS_ERR_TIMED_OUT) {
+                return status;
+            }
+            const uint64_t now_mark = progress_mark();
+            if (now_mark != mark) {
+                mark        = now_mark;
+                still_since = now_s();
+            } else if (now_s() - still_since >= kSendTimeoutS) {
+                ucs_error("group: no progress for %.0f s: peers did not respond",
+                          kSendTimeoutS);
+                log_counters(UCS_LOG_LEVEL_ERROR);
+                if (rdmc_ && ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+                    rdmc_->dump(stderr);
+                }
+                return UCS_ERR_TIMED_OUT;
+            }
+            if (!reported && ucs_log_is_enabled(UCS_LOG_LEVEL_DIAG)) {
+                reported = true;
+                ucs_diag("group: still waiting after %.0f s", kSlowWaitS);
+                log_counters(UCS_LOG_LEVEL_DIAG);
             }
         }
-        return status;
+    }
+
+    /* Changes whenever the group moves: anything sent, received or
+     * delivered anywhere, as this member sees it */
+    uint64_t progress_mark() const
+    {
+        uint64_t mark = static_cast<uint64_t>(reserved_.load() + pushed() + epoch_);
+        for (int row : view_rows_) {
+            mark += static_cast<uint64_t>(get(row, col_sent_) + get(row, col_delivered_) +
+                                          raw(row, col_phase_));
+            for (int s = 0; s < s_; ++s) {
+                mark += static_cast<uint64_t>(get(row, col_received_, orig_sender_[s]));
+            }
+        }
+        return mark;
     }
 
     /* What a stuck member waits for: its sender state and every row's
      * counters as it sees them (once, on a timeout). */
-    void log_counters() const
+    void log_counters(ucs_log_level_t level) const
     {
-        ucs_error("group: epoch %ld%s: reserved %ld committed %ld pushed %ld, "
+        ucs_log(level, "group: epoch %ld%s: reserved %ld committed %ld pushed %ld, "
                   "delivered-everywhere bound %ld", static_cast<long>(epoch_),
                   wedged_ ? " (wedged)" : "", static_cast<long>(reserved_.load()),
                   static_cast<long>(committed_), static_cast<long>(pushed()),
@@ -693,7 +732,7 @@ private:
                                                             get(row, col_received_,
                                                                 orig_sender_[s]));
             }
-            ucs_error("group:   rank %d%s: epoch %ld phase %ld sent %ld delivered %ld "
+            ucs_log(level, "group:   rank %d%s: epoch %ld phase %ld sent %ld delivered %ld "
                       "received [%s]", original_members_[row], row == me_ ? " (us)" : "",
                       static_cast<long>(raw(row, col_epoch_)),
                       static_cast<long>(raw(row, col_phase_)),
