@@ -50,9 +50,11 @@ int main(int argc, char **argv)
     int join_base = 0;
     long large_epoch = 0;
     unsigned window  = 32;
+    int slow_rank    = -1;   /* -z R:MS: rank R sends one message every MS ms */
+    long slow_ms     = 0;
     std::string contact;
     int opt;
-    while ((opt = getopt(argc, argv, "c:r:s:bgL:J:j:E:w:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:r:s:bgL:J:j:E:w:z:")) != -1) {
         switch (opt) {
         case 'J': join_base = std::atoi(optarg); break;
         case 'j': contact = optarg; break;
@@ -62,6 +64,7 @@ int main(int argc, char **argv)
         case 's': max = std::strtoul(optarg, nullptr, 0); break;
         case 'b': batched = true; break;
         case 'g': get_buffer = true; break;
+        case 'z': std::sscanf(optarg, "%d:%ld", &slow_rank, &slow_ms); break;
         case 'w': window = static_cast<unsigned>(std::atoi(optarg)); break;
         case 'L': large = std::strtoul(optarg, nullptr, 0); break;
         default: return 1;
@@ -147,7 +150,8 @@ int main(int argc, char **argv)
             }
         };
         /* pace, progressing the engine: heartbeats keep flowing */
-        next += std::chrono::microseconds(1000000 / rate);
+        next += (rank == slow_rank) ? std::chrono::microseconds(slow_ms * 1000) :
+                                      std::chrono::microseconds(1000000 / rate);
         struct until {
             std::chrono::steady_clock::time_point t;
             static int done(void *arg)

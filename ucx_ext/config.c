@@ -104,6 +104,12 @@ static ucs_config_field_t tc_config_table[] = {
      "is suspected, the group wedges and installs a view without it.",
      ucs_offsetof(tc_config_t, suspect_timeout), UCS_CONFIG_TYPE_TIME},
 
+    {"GROUP_TIMEOUT", "30s",
+     "Replication groups: a blocking call (a send waiting for the window, flush,\n"
+     "close) fails with UCS_ERR_TIMED_OUT after this long without progress\n"
+     "anywhere in the group (nothing sent, received or delivered).",
+     ucs_offsetof(tc_config_t, group_timeout), UCS_CONFIG_TYPE_TIME},
+
     {NULL}
 };
 

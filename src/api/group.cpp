@@ -76,9 +76,8 @@ namespace {
 
 /* An idle member pushes its delivered counter alone after this long. */
 constexpr double kDeliveryReportIdleS = 20e-6;
-/* A wait that sees no progress for this long fails with UCS_ERR_TIMED_OUT. */
-constexpr double kSendTimeoutS        = 30.0;
-/* A wait longer than this logs its state (diag level) and looks for progress. */
+/* A wait longer than this (or a quarter of UCX_TC_GROUP_TIMEOUT) logs its
+ * state at the diag level and looks for progress. */
 constexpr double kSlowWaitS           = 5.0;
 /* A joiner's request must be complete this long after it connected. */
 constexpr double kJoinRequestTimeoutS = 2.0;
@@ -168,6 +167,7 @@ public:
         threaded_     = params.threaded_senders;
         heartbeat_s_  = config.heartbeat;
         suspect_s_    = config.suspect_timeout;
+        wait_timeout_s_ = config.group_timeout;
         /* Columns are laid out for the creation view (original member and
          * sender indexes) and keep those positions in later views.
          * received, published and delivered are adjacent: one report put. */
@@ -656,10 +656,10 @@ private:
     template<class Pred> ucs_status_t wait_until_impl(Pred pred)
     {
         if (threaded_) {
-            const double deadline = now_s() + kSendTimeoutS;
+            const double deadline = now_s() + wait_timeout_s_;
             while (!pred()) {
                 if (now_s() > deadline) {
-                    ucs_error("group: peers did not respond within %.0f s", kSendTimeoutS);
+                    ucs_error("group: peers did not respond within %.1f s", wait_timeout_s_);
                     return UCS_ERR_TIMED_OUT;
                 }
                 /* sleep, not yield: many sender threads spinning on yield
@@ -670,13 +670,14 @@ private:
         }
         /* the limit is on waiting without progress: an overloaded machine
          * may move slowly, but it moves; a group that stands still for
-         * kSendTimeoutS has peers that do not respond */
+         * UCX_TC_GROUP_TIMEOUT has peers that do not respond */
         auto done          = [](void *arg) -> int { return (*static_cast<Pred*>(arg))(); };
+        const double look  = std::min(kSlowWaitS, wait_timeout_s_ / 4);
         uint64_t mark      = progress_mark();
         double still_since = now_s();
         bool reported      = false;
         for (;;) {
-            ucs_status_t status = tc_progress_until(node_.engine(), done, &pred, kSlowWaitS);
+            ucs_status_t status = tc_progress_until(node_.engine(), done, &pred, look);
             if (status != UCS_ERR_TIMED_OUT) {
                 return status;
             }
@@ -684,9 +685,9 @@ private:
             if (now_mark != mark) {
                 mark        = now_mark;
                 still_since = now_s();
-            } else if (now_s() - still_since >= kSendTimeoutS) {
-                ucs_error("group: no progress for %.0f s: peers did not respond",
-                          kSendTimeoutS);
+            } else if (now_s() - still_since >= wait_timeout_s_) {
+                ucs_error("group: no progress for %.1f s: peers did not respond",
+                          wait_timeout_s_);
                 log_counters(UCS_LOG_LEVEL_ERROR);
                 if (rdmc_ && ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
                     rdmc_->dump(stderr);
@@ -695,7 +696,7 @@ private:
             }
             if (!reported && ucs_log_is_enabled(UCS_LOG_LEVEL_DIAG)) {
                 reported = true;
-                ucs_diag("group: still waiting after %.0f s", kSlowWaitS);
+                ucs_diag("group: still waiting after %.1f s", look);
                 log_counters(UCS_LOG_LEVEL_DIAG);
             }
         }
@@ -2144,6 +2145,7 @@ private:
                                              col_done_;
     double                                   heartbeat_s_ = 0.01, suspect_s_ = 1.0;
     double                                   last_heartbeat_s_ = 0, wedge_started_s_ = 0;
+    double                                   wait_timeout_s_   = 30.0;
     std::vector<double>                      last_seen_;      /* by row */
     std::vector<int64_t>                     seen_heartbeat_; /* by row */
     std::vector<int>                         put_failed_rank_;
@@ -2403,7 +2405,8 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
     if (status != UCS_OK) {
         return status;
     }
-    const double timeout = config.boot_timeout;
+    const double timeout      = config.boot_timeout;
+    const double wait_timeout = config.group_timeout;
     tc_config_release(&config);
     if (params.threaded_senders) {
         ucs_error("group: joins are not supported with threaded senders");
@@ -2421,7 +2424,7 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
     if (status == UCS_OK) {
         /* the members first finish the current view: bounded by the same
          * timeout plus the time a view change may take */
-        status = join::read_all(s, &r, sizeof(r), timeout + kSendTimeoutS);
+        status = join::read_all(s, &r, sizeof(r), timeout + wait_timeout);
     }
     if (status != UCS_OK) {
         ucs_error("group: no answer from %s to the join request: %s", contact.c_str(),

@@ -137,7 +137,7 @@ public:
      * With @a block, waits (progressing the engine) while the window is
      * full; without, returns UCS_ERR_NO_RESOURCE. Any wait here, in flush()
      * and in close() fails with UCS_ERR_TIMED_OUT when the group makes no
-     * progress for 30 s.
+     * progress for UCX_TC_GROUP_TIMEOUT (30 s).
      */
     ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
                       bool block = true, bool urgent = false);

@@ -401,6 +401,44 @@ TEST(group_faults, stopped_member_is_expelled_and_told_so_when_it_wakes)
     expect_survivors_agree(c, 3, {2});
 }
 
+TEST(group_faults, a_slow_peer_is_waited_for_past_the_group_timeout)
+{
+    /* rank 1 sends one message every 150 ms (3 s in all); rank 0 sends its
+     * 20 at once, then waits in close() for rank 1's: far longer than
+     * UCX_TC_GROUP_TIMEOUT = 1 s, but never 1 s without progress */
+    cluster c(2, "posix,self", "-c 20 -r 100000 -z 1:150",
+              {{0, "UCX_TC_GROUP_TIMEOUT=1s"}, {1, "UCX_TC_GROUP_TIMEOUT=1s"}});
+    c.wait_all(60s);
+    for (int r : {0, 1}) {
+        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
+        EXPECT_EQ(40u, parse(c.at(r).text).count) << c.all_output();
+    }
+    EXPECT_EQ(parse(c.at(0).text).chain, parse(c.at(1).text).chain) << c.all_output();
+}
+
+TEST(group_faults, a_group_without_progress_times_out)
+{
+    /* the same, with rank 1 stopped (and suspicion too slow to notice):
+     * rank 0's close() sees 1 s without progress and fails, saying so */
+    cluster c(2, "posix,self", "-c 20 -r 100000 -z 1:150",
+              {{0, "UCX_TC_GROUP_TIMEOUT=1s"}, {0, "UCX_TC_SUSPECT_TIMEOUT=60s"},
+               {1, "UCX_TC_GROUP_TIMEOUT=1s"}, {1, "UCX_TC_SUSPECT_TIMEOUT=60s"}});
+    ASSERT_TRUE(c.wait_for({0, 1}, "ready", 20s)) << c.all_output();
+    std::this_thread::sleep_for(300ms);
+    c.signal(1, SIGSTOP);
+    const auto stopped = std::chrono::steady_clock::now();
+    const bool gave_up = c.wait_for({0}, "result", 20s);
+    const auto waited  = std::chrono::steady_clock::now() - stopped;
+    c.signal(1, SIGCONT);
+    c.wait_all(60s);
+    ASSERT_TRUE(gave_up) << c.all_output();
+    const auto &z = c.at(0);
+    EXPECT_NE(std::string::npos, z.text.find("status Operation timed out")) << c.all_output();
+    EXPECT_NE(std::string::npos, z.text.find("no progress for 1.0 s")) << c.all_output();
+    EXPECT_LT(parse(z.text).count, 40u) << c.all_output();
+    EXPECT_GE(waited, 900ms) << c.all_output();
+}
+
 TEST(group_faults, member_killed_during_a_32_mib_rdmc_message)
 {
     /* rank 0 multicasts 32 MiB over RDMC; a relay dies while it moves */

@@ -79,7 +79,8 @@ ucs_status_t tc_group_join(tc_node_h node, const tc_group_params_t *params,
                            const char *contact, tc_group_h *group_p);
 
 /** Multicast a copy of @a data; waits while the window is full (failing with
- *  UCS_ERR_TIMED_OUT if the group makes no progress for 30 s). Sizes above
+ *  UCS_ERR_TIMED_OUT if the group makes no progress for UCX_TC_GROUP_TIMEOUT,
+ *  30 s). Sizes above
  *  max_payload (up to rdmc_max_message) go over RDMC, in the same order. */
 ucs_status_t tc_group_send(tc_group_h group, const void *data, size_t size);
 

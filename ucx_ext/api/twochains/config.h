@@ -38,6 +38,7 @@ typedef struct tc_config {
     double           smc_flush;        /**< UCX_TC_SMC_FLUSH_US: T, seconds */
     double           heartbeat;        /**< UCX_TC_HEARTBEAT_INTERVAL, seconds */
     double           suspect_timeout;  /**< UCX_TC_SUSPECT_TIMEOUT, seconds */
+    double           group_timeout;    /**< UCX_TC_GROUP_TIMEOUT, seconds */
 } tc_config_t;
 
 /**
