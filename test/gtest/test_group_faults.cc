@@ -545,32 +545,45 @@ TEST(group_faults, join_after_a_failure_with_state_transfer)
     EXPECT_EQ(parse(c.at(0).text).count, parse(c.at(j).text).count) << c.all_output();
 }
 
-class group_join : public ::testing::TestWithParam<std::string> {};
+class group_join : public ::testing::TestWithParam<std::string> {
+protected:
+    /* Three members with @a opts send @a count messages each; after
+     * @a settle a fourth process joins through rank 2 and sends
+     * @a joiner_count. Nothing may be lost or trimmed: every member and the
+     * joiner deliver all 3 x count + joiner_count messages, in one order. */
+    void join_loses_nothing(const std::string &opts, long count, long joiner_count,
+                            std::chrono::milliseconds settle)
+    {
+        const int base = free_port_base(3);
+        ASSERT_NE(0, base);
+        cluster c(3, GetParam(),
+                  opts + " -c " + std::to_string(count) + " -J " + std::to_string(base));
+        ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
+        std::this_thread::sleep_for(settle);
+        const int j = c.start_joiner(opts + " -c " + std::to_string(joiner_count) +
+                                     " -j 127.0.0.1:" + std::to_string(base + 2));
+        c.wait_all(60s);
+        std::string chain;
+        for (int r : {0, 1, 2, j}) {
+            ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
+            auto o = parse(c.at(r).text);
+            EXPECT_EQ("2 0,1,2,3", o.final_view) << c.all_output();
+            EXPECT_EQ(0u, o.trimmed) << c.all_output();
+            chain = chain.empty() ? o.chain : chain;
+            EXPECT_EQ(chain, o.chain) << c.all_output();
+        }
+        const auto all = static_cast<uint64_t>(3 * count + joiner_count);
+        EXPECT_EQ(all, parse(c.at(0).text).count) << c.all_output();
+        EXPECT_EQ(all, parse(c.at(j).text).count) << c.all_output();
+    }
+};
 
 TEST_P(group_join, into_a_healthy_group_loses_nothing)
 {
     /* batched senders: what they committed but had not pushed at the wedge
      * must go out, and with everybody alive the trim waits until nothing is
      * in flight: no message is discarded anywhere */
-    const int base = free_port_base(3);
-    ASSERT_NE(0, base);
-    cluster c(3, GetParam(), "-b -c 8000 -r 4000 -J " + std::to_string(base));
-    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
-    std::this_thread::sleep_for(300ms);
-    const int j = c.start_joiner("-b -c 1000 -r 4000 -j 127.0.0.1:" + std::to_string(base + 2));
-    c.wait_all(60s);
-    std::string chain;
-    for (int r : {0, 1, 2, j}) {
-        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
-        auto o = parse(c.at(r).text);
-        EXPECT_EQ("2 0,1,2,3", o.final_view) << c.all_output();
-        EXPECT_EQ(0u, o.trimmed) << c.all_output();
-        chain = chain.empty() ? o.chain : chain;
-        EXPECT_EQ(chain, o.chain) << c.all_output();
-    }
-    /* 3 x 8000 + 1000 messages, every one delivered everywhere */
-    EXPECT_EQ(25000u, parse(c.at(0).text).count) << c.all_output();
-    EXPECT_EQ(25000u, parse(c.at(j).text).count) << c.all_output();
+    join_loses_nothing("-b -r 4000", 8000, 1000, 300ms);
 }
 
 TEST_P(group_join, while_senders_wait_for_the_window_loses_nothing)
@@ -578,48 +591,14 @@ TEST_P(group_join, while_senders_wait_for_the_window_loses_nothing)
     /* a window of 2 at full speed: every sender is waiting for a slot when
      * the wedge comes; a slot freed during the wedge belongs to the next
      * view, not to the wedged one (where it would never be pushed) */
-    const int base = free_port_base(3);
-    ASSERT_NE(0, base);
-    cluster c(3, GetParam(), "-b -w 2 -c 6000 -r 1000000 -J " + std::to_string(base));
-    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
-    const int j = c.start_joiner("-b -w 2 -c 1000 -r 1000000 -j 127.0.0.1:" +
-                                 std::to_string(base + 2));
-    c.wait_all(60s);
-    std::string chain;
-    for (int r : {0, 1, 2, j}) {
-        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
-        auto o = parse(c.at(r).text);
-        EXPECT_EQ("2 0,1,2,3", o.final_view) << c.all_output();
-        EXPECT_EQ(0u, o.trimmed) << c.all_output();
-        chain = chain.empty() ? o.chain : chain;
-        EXPECT_EQ(chain, o.chain) << c.all_output();
-    }
-    EXPECT_EQ(19000u, parse(c.at(0).text).count) << c.all_output();
-    EXPECT_EQ(19000u, parse(c.at(j).text).count) << c.all_output();
+    join_loses_nothing("-b -w 2 -r 1000000", 6000, 1000, 0ms);
 }
 
 TEST_P(group_join, while_a_get_buffer_slot_is_held_loses_nothing)
 {
     /* every member holds a get_buffer() slot while it drives the engine:
      * its wedge waits for the commit, which goes out in the old view */
-    const int base = free_port_base(3);
-    ASSERT_NE(0, base);
-    cluster c(3, GetParam(), "-g -b -c 6000 -r 4000 -J " + std::to_string(base));
-    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
-    std::this_thread::sleep_for(300ms);
-    const int j = c.start_joiner("-g -b -c 1000 -r 4000 -j 127.0.0.1:" + std::to_string(base + 2));
-    c.wait_all(60s);
-    std::string chain;
-    for (int r : {0, 1, 2, j}) {
-        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
-        auto o = parse(c.at(r).text);
-        EXPECT_EQ("2 0,1,2,3", o.final_view) << c.all_output();
-        EXPECT_EQ(0u, o.trimmed) << c.all_output();
-        chain = chain.empty() ? o.chain : chain;
-        EXPECT_EQ(chain, o.chain) << c.all_output();
-    }
-    EXPECT_EQ(19000u, parse(c.at(0).text).count) << c.all_output();
-    EXPECT_EQ(19000u, parse(c.at(j).text).count) << c.all_output();
+    join_loses_nothing("-g -b -r 4000", 6000, 1000, 300ms);
 }
 
 INSTANTIATE_TEST_SUITE_P(transports, group_join, ::testing::Values("posix,self", "tcp,self"),
