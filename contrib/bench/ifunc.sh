@@ -174,7 +174,8 @@ point() {
         [ "$lat" = 1 ] || p999=null
         j=$(printf '{"section":"%s","rep":%s,"shape":"%s","mode":%s,"jam":%s,"transport":"%s","payload_bytes":%s,"frame_bytes":%s,"iters":%s,"lat_avg_us":%s,"lat_p50_us":%s,"lat_p999_us":%s,"msg_rate":%s,"MB/s":%s,"cpu_s":%s,"wall_s":%s,"cycles":%s,"retries":%s' \
             "$section" "$rep" "$shape" "$(q "$mode")" "$( [ "$mode" = null ] && echo null || q "$jam")" \
-            "$tls" "$payload" "$frame" "$iters" "${b[0]}" "$p50" "$p999" "${b[2]}" "${b[1]}" \
+            "$tls" "$payload" "$frame" "$iters" "$(num "${b[0]}")" "$(num "$p50")" "$(num "$p999")" \
+            "$(num "${b[2]}")" "$(num "${b[1]}")" \
             "$cpu" "$wall" "${cycles:-null}" "$retries")
     else
         j=$(printf '{"section":"%s","rep":%s,"shape":"%s","mode":%s,"transport":"%s","payload_bytes":%s,"error":"%s","retries":%s' \
@@ -186,6 +187,9 @@ point() {
     echo "$j}" | tee -a "$jsonl"
 }
 q() { [ "$1" = null ] && echo null || echo "\"$1\""; }
+# a JSON number, or null for what JSON has none of (perftest prints inf and
+# nan for rates of a 1-iteration run)
+num() { [[ "$1" =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]] && echo "$1" || echo null; }
 extra_fields=()
 
 t0=$(date +%s)
