@@ -655,29 +655,15 @@ private:
 
     template<class Pred> ucs_status_t wait_until_impl(Pred pred)
     {
-        if (threaded_) {
-            const double deadline = now_s() + wait_timeout_s_;
-            while (!pred()) {
-                if (now_s() > deadline) {
-                    ucs_error("group: peers did not respond within %.1f s", wait_timeout_s_);
-                    return UCS_ERR_TIMED_OUT;
-                }
-                /* sleep, not yield: many sender threads spinning on yield
-                 * starve the engine's thread that has to free their slots */
-                std::this_thread::sleep_for(std::chrono::microseconds(20));
-            }
-            return UCS_OK;
-        }
         /* the limit is on waiting without progress: an overloaded machine
          * may move slowly, but it moves; a group that stands still for
          * UCX_TC_GROUP_TIMEOUT has peers that do not respond */
-        auto done          = [](void *arg) -> int { return (*static_cast<Pred*>(arg))(); };
         const double look  = std::min(kSlowWaitS, wait_timeout_s_ / 4);
         uint64_t mark      = progress_mark();
         double still_since = now_s();
         bool reported      = false;
         for (;;) {
-            ucs_status_t status = tc_progress_until(node_.engine(), done, &pred, look);
+            ucs_status_t status = wait_for(pred, look);
             if (status != UCS_ERR_TIMED_OUT) {
                 return status;
             }
@@ -702,16 +688,52 @@ private:
         }
     }
 
+    /* @a pred within @a seconds: by driving the engine, or (threaded) by
+     * leaving it to the engine's own thread. UCS_ERR_TIMED_OUT if not. */
+    template<class Pred> ucs_status_t wait_for(Pred &pred, double seconds)
+    {
+        if (!threaded_) {
+            auto done = [](void *arg) -> int { return (*static_cast<Pred*>(arg))(); };
+            return tc_progress_until(node_.engine(), done, &pred, seconds);
+        }
+        const double deadline = now_s() + seconds;
+        while (!pred()) {
+            if (now_s() > deadline) {
+                return UCS_ERR_TIMED_OUT;
+            }
+            /* sleep, not yield: many sender threads spinning on yield
+             * starve the engine's thread that has to free their slots */
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+        return UCS_OK;
+    }
+
+    /* A row's counters as this member sees them (the engine's thread writes
+     * them; a sender thread's read of them is as racy as its slot_free()) */
+    struct row_counters {
+        int64_t epoch, phase, sent, delivered;
+        std::vector<int64_t> received;   /* by view sender */
+    };
+    row_counters counters_of(int row) const
+    {
+        row_counters c{raw(row, col_epoch_), raw(row, col_phase_), get(row, col_sent_),
+                       get(row, col_delivered_), {}};
+        for (int s = 0; s < s_; ++s) {
+            c.received.push_back(get(row, col_received_, orig_sender_[s]));
+        }
+        return c;
+    }
+
     /* Changes whenever the group moves: anything sent, received or
      * delivered anywhere, as this member sees it */
     uint64_t progress_mark() const
     {
         uint64_t mark = static_cast<uint64_t>(reserved_.load() + pushed() + epoch_);
         for (int row : view_rows_) {
-            mark += static_cast<uint64_t>(get(row, col_sent_) + get(row, col_delivered_) +
-                                          raw(row, col_phase_));
-            for (int s = 0; s < s_; ++s) {
-                mark += static_cast<uint64_t>(get(row, col_received_, orig_sender_[s]));
+            const row_counters c = counters_of(row);
+            mark += static_cast<uint64_t>(c.phase + c.sent + c.delivered);
+            for (int64_t r : c.received) {
+                mark += static_cast<uint64_t>(r);
             }
         }
         return mark;
@@ -721,24 +743,21 @@ private:
      * counters as it sees them (once, on a timeout). */
     void log_counters(ucs_log_level_t level) const
     {
-        ucs_log(level, "group: epoch %ld%s: reserved %ld committed %ld pushed %ld, "
-                  "delivered-everywhere bound %ld", static_cast<long>(epoch_),
-                  wedged_ ? " (wedged)" : "", static_cast<long>(reserved_.load()),
-                  static_cast<long>(committed_), static_cast<long>(pushed()),
-                  static_cast<long>(free_until_ - w_));
+        ucs_log(level, "group: epoch %ld%s: reserved %ld pushed %ld, "
+                "delivered-everywhere bound %ld", static_cast<long>(epoch_),
+                wedged_ ? " (wedged)" : "", static_cast<long>(reserved_.load()),
+                static_cast<long>(pushed()), static_cast<long>(free_until_ - w_));
         for (int row : view_rows_) {
+            const row_counters c = counters_of(row);
             std::string received;
-            for (int s = 0; s < s_; ++s) {
-                received += (s ? "," : "") + std::to_string(row == me_ ? received_[s] :
-                                                            get(row, col_received_,
-                                                                orig_sender_[s]));
+            for (int64_t r : c.received) {
+                received += (received.empty() ? "" : ",") + std::to_string(r);
             }
             ucs_log(level, "group:   rank %d%s: epoch %ld phase %ld sent %ld delivered %ld "
-                      "received [%s]", original_members_[row], row == me_ ? " (us)" : "",
-                      static_cast<long>(raw(row, col_epoch_)),
-                      static_cast<long>(raw(row, col_phase_)),
-                      static_cast<long>(get(row, col_sent_)),
-                      static_cast<long>(get(row, col_delivered_)), received.c_str());
+                    "received [%s]", original_members_[row], row == me_ ? " (us)" : "",
+                    static_cast<long>(c.epoch), static_cast<long>(c.phase),
+                    static_cast<long>(c.sent), static_cast<long>(c.delivered),
+                    received.c_str());
         }
     }
 

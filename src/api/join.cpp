@@ -9,15 +9,12 @@
 #include <cerrno>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 namespace tc::join {
 
 void socket_fd::reset(int fd)
 {
-    if (fd_ >= 0) {
-        ::close(fd_);
-    }
+    tc_sock_close(&fd_);
     fd_ = fd;
 }
 
