@@ -49,7 +49,7 @@ int tc_sock_poll_ms(double deadline)
     return (int)(left * 1000.0) + 1;
 }
 
-void tc_sock_sleep(double seconds)
+static void tc_sock_sleep(double seconds)
 {
     struct timespec ts;
 
@@ -168,8 +168,10 @@ ucs_status_t tc_sock_rx_progress(int fd, tc_sock_rx_t *rx,
     return UCS_OK;
 }
 
-ucs_status_t tc_sock_wait(int fd, short events, double deadline,
-                                     int *err_p)
+/* Wait until @a fd is ready for @a events (POLLIN, POLLOUT), or has an
+ * error to report. UCS_ERR_TIMED_OUT after @a deadline. */
+static ucs_status_t tc_sock_wait(int fd, short events, double deadline,
+                                int *err_p)
 {
     struct pollfd pfd = {.fd = fd, .events = events};
     int ret;

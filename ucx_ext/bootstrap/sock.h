@@ -22,8 +22,6 @@ double tc_sock_now(void);
 /* Milliseconds left until @a deadline, rounded up, for poll(). */
 int tc_sock_poll_ms(double deadline);
 
-void tc_sock_sleep(double seconds);
-
 /* Close *@a fd_p if open, and mark it closed (-1). */
 void tc_sock_close(int *fd_p);
 
@@ -36,10 +34,6 @@ void tc_sock_peer_name(int fd, char *name, size_t max);
 
 /* Text for a failed transfer: errno @a err, or what @a status says. */
 const char *tc_sock_io_str(ucs_status_t status, int err);
-
-/* Wait until @a fd is ready for @a events (POLLIN, POLLOUT), or has an error
- * to report. UCS_ERR_TIMED_OUT after @a deadline. */
-ucs_status_t tc_sock_wait(int fd, short events, double deadline, int *err_p);
 
 /* Incoming bytes of one frame from one non-blocking connection. */
 typedef struct tc_sock_rx {
