@@ -189,6 +189,22 @@ public:
                 std::this_thread::sleep_for(5ms);
             }
         }
+        /* an exited member's last lines may still be in its pipe: the
+         * results are read only once the reader saw every pipe's end */
+        const auto drained_by = std::chrono::steady_clock::now() + 5s;
+        while (std::chrono::steady_clock::now() < drained_by) {
+            bool drained = true;
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                for (const auto &m : members_) {
+                    drained = drained && m.out < 0;
+                }
+            }
+            if (drained) {
+                break;
+            }
+            std::this_thread::sleep_for(2ms);
+        }
         done_ = true;
     }
 
