@@ -241,6 +241,11 @@ ucs_status_t tc_ifunc_mailbox_flush(tc_ifunc_mailbox_h mbox, double timeout_s);
 /**
  * Bootstrap barrier that keeps the engine progressing while it waits (peers
  * over emulated RMA need our progress to finish their puts).
+ *
+ * It is not a clean cut for receiver-side effects: the mailbox poller runs
+ * inside it, so frames that a peer sent after it left the barrier may run
+ * before this call returns. Sample a counter before a barrier that the
+ * sender must pass before it sends, or wait for absolute targets.
  */
 ucs_status_t tc_ifunc_mailbox_barrier(tc_ifunc_mailbox_h mbox);
 
