@@ -31,11 +31,18 @@ TC_PACKAGES=(
     procps                # pgrep/pkill used by the tests' cleanup
 )
 
+# Installed for this machine's architecture (or for all): dpkg-query lists
+# every installed architecture of a package, and the arm64 UCX is one.
+tc_installed() {
+    local status
+    status=$(dpkg-query -W -f='${Status} ${Architecture}\n' "$1" 2>/dev/null || true)
+    grep -Eqx "install ok installed ($(dpkg --print-architecture)|all)" <<<"$status"
+}
+
 tc_missing_packages() {
     local missing=() p
     for p in "${TC_PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-            missing+=("$p")
+        tc_installed "$p" || missing+=("$p")
     done
     echo "${missing[@]:-}"
 }

@@ -87,7 +87,10 @@ fetch_debian_source() {   # into $cache/ucx-$ucx_version
     local srclist=/etc/apt/sources.list.d/twochains-deb-src.sources
     command -v apt-get >/dev/null || skip "no apt-get on this system"
     command -v dpkg-source >/dev/null || skip "dpkg-source missing (Debian: dpkg-dev)"
-    debver=$(dpkg-query -W -f='${source:Version}' libucx0 2>/dev/null || true)
+    # one version per installed architecture, unseparated, unless named:
+    # setup-deps.sh installs the arm64 UCX beside the native one
+    debver=$(dpkg-query -W -f='${source:Version}' "libucx0:$(dpkg --print-architecture)" \
+             2>/dev/null || true)
     [ -n "$debver" ] || skip "UCX is not installed from a Debian package (libucx0)"
     case "$debver" in
     "$ucx_version"-*|"$ucx_version") ;;
