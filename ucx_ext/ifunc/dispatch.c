@@ -16,15 +16,23 @@
  *  - the GOT pointer that code sees is always the receiver's own table
  *    (installed package, or built here from names with dlsym), never a value
  *    from the wire;
- *  - every frame ends RUN or REJECTED exactly once; both free the slot
- *    (header and trailer zeroed, the whole slot after a reject);
+ *  - every frame ends RUN or REJECTED exactly once; both free the slot. The
+ *    receiver writes only what the sender is done with: of a complete
+ *    frame (its signal, size, trailer and header agree) the header and
+ *    trailer; of one that never completed, only the signal word, which a
+ *    sender writes last. It never clears beyond the frame, so rejecting a
+ *    frame cannot erase the next one;
+ *  - a header that is not yet a valid frame (no magic, a size that does
+ *    not fit, no trailer, a header of another signal) is "not a frame
+ *    yet": PENDING, untouched, until the trailer timeout makes it a reject.
+ *    In a caller-managed buffer (ucp_poll_ifunc) a signal without the frame
+ *    magic is no message at all, as in the public API;
  *  - clearing is not final: a put may store the same bytes twice (glibc's
  *    memcpy writes an 8-byte signal with two overlapping 8-byte stores, and
  *    a preempted sender can do the second one after we ran the frame and
  *    cleared the slot). So the previous lap's signal in a slot means "not
  *    yet", never a bad frame: signals carry the sequence for this reason.
- *  - an incomplete frame never blocks: it is PENDING until the trailer
- *    timeout, then rejected as truncated.
+ *  - an incomplete frame never blocks the progress engine.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -359,6 +367,23 @@ static int tc_ifunc_size_ok(uint32_t size, uint32_t slot_size)
            ((size % TC_FRAME_ALIGN) == 0);
 }
 
+/* A frame is over: keep its signal as the slot's last, and clear what tells
+ * the next poll that a frame is here. A complete frame is the receiver's
+ * (the sender fenced or flushed everything before its signal): clear its
+ * header and trailer. Of an incomplete one the sender may still be writing
+ * anything but the signal word, which it writes last: clear only that. */
+static void tc_ifunc_slot_release(tc_ifunc_ring_t *ring, uint8_t *slot,
+                                  uint64_t sig, uint32_t complete_size)
+{
+    ring->last_signal = sig;
+    if (complete_size != 0) {
+        slot[complete_size - 1] = 0;
+        memset(slot, 0, TC_FRAME_HDR_SIZE);
+    } else {
+        __atomic_store_n(&((tc_frame_hdr_t*)slot)->signal, 0, __ATOMIC_RELAXED);
+    }
+}
+
 tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
                                                    tc_ifunc_ring_t *ring,
                                                    uint8_t *slot,
@@ -367,6 +392,7 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
                                                    uint64_t sig)
 {
     tc_frame_hdr_t *live = (tc_frame_hdr_t*)slot;
+    uint32_t complete_size = 0;
     tc_ifunc_reject_t reason;
     char detail[192];
     tc_frame_hdr_t h;
@@ -375,25 +401,41 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
     double now;
 
     detail[0] = '\0';
-    if (ucs_unlikely((ring->depth != 0) &&
-                     (sig == TC_FRAME_SIGNAL(expect_seq - ring->depth)))) {
-        ++rx->stats->stale_signals;   /* a late second store of a run frame */
-        return TC_IFUNC_SLOT_EMPTY;
+    if (ring->depth != 0) {
+        if (ucs_unlikely(sig == TC_FRAME_SIGNAL(expect_seq - ring->depth))) {
+            ++rx->stats->stale_signals;   /* a late second store of a run frame */
+            return TC_IFUNC_SLOT_EMPTY;
+        }
+    } else {
+        /* a caller-managed buffer: anything but a frame magic is no message
+         * (the public API's rule); the last frame's signal stored again is
+         * a late store, as above (each send has its own signal) */
+        if (TC_FRAME_SIGNAL_MAGIC(sig) != TC_FRAME_MAGIC) {
+            return TC_IFUNC_SLOT_EMPTY;
+        }
+        if (ucs_unlikely(sig == ring->last_signal)) {
+            ++rx->stats->stale_signals;
+            return TC_IFUNC_SLOT_EMPTY;
+        }
     }
 
+    /* Complete: magic, a size that fits, the trailer of this signal, and a
+     * header that says the same (a header of another frame, or none yet,
+     * is a frame still arriving). Until then it is not a frame yet, and
+     * nothing of it is touched: only the trailer timeout makes it a reject. */
     size     = __atomic_load_n(&live->frame_size, __ATOMIC_ACQUIRE);
     complete = (TC_FRAME_SIGNAL_MAGIC(sig) == TC_FRAME_MAGIC) &&
                tc_ifunc_size_ok(size, slot_size) &&
                (__atomic_load_n(&slot[size - 1], __ATOMIC_ACQUIRE) ==
                 TC_FRAME_TRAILER(TC_FRAME_SIGNAL_SEQ(sig)));
+    if (complete) {
+        /* one snapshot; only it is validated and used from here on */
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        memcpy(&h, slot, sizeof(h));
+        complete = (h.signal == sig) && (h.frame_size == size) &&
+                   (h.seq == TC_FRAME_SIGNAL_SEQ(sig));
+    }
     if (ucs_unlikely(!complete)) {
-        /* With the fenced signal everything is here once the signal is: a
-         * bad size or magic is final. Otherwise wait, boundedly, for the
-         * rest of the frame. */
-        if (!ring->trailer_mode && ((TC_FRAME_SIGNAL_MAGIC(sig) != TC_FRAME_MAGIC) ||
-                                    !tc_ifunc_size_ok(size, slot_size))) {
-            goto check;
-        }
         now = tc_ifunc_now();
         if (ring->pending_since == 0) {
             ring->pending_since = now;
@@ -411,6 +453,12 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
             reason = TC_IFUNC_REJECT_SIZE;
             snprintf(detail, sizeof(detail), "frame size %u, slot %u", size,
                      slot_size);
+        } else if ((h.signal != sig) || (h.frame_size != size) ||
+                   (h.seq != TC_FRAME_SIGNAL_SEQ(sig))) {
+            reason = TC_IFUNC_REJECT_SEQUENCE;
+            snprintf(detail, sizeof(detail), "header of seq %u under the signal of "
+                     "seq %u after %.3f s", h.seq, TC_FRAME_SIGNAL_SEQ(sig),
+                     rx->trailer_timeout);
         } else {
             reason = TC_IFUNC_REJECT_TRUNCATED;
             snprintf(detail, sizeof(detail), "no trailer at byte %u after %.3f s",
@@ -423,16 +471,10 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
         ring->pending_since = 0;
     }
 
-check:
-    /* one snapshot; only it is validated and used from here on */
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    memcpy(&h, slot, sizeof(h));
+    complete_size = size;
     reason = tc_frame_check_header(&h, slot_size, expect_seq, NULL);
     if (reason != TC_IFUNC_REJECT_NONE) {
-        if (reason == TC_IFUNC_REJECT_SIZE) {
-            snprintf(detail, sizeof(detail), "frame size %u, slot %u", h.frame_size,
-                     slot_size);
-        } else if (reason == TC_IFUNC_REJECT_OFFSET) {
+        if (reason == TC_IFUNC_REJECT_OFFSET) {
             snprintf(detail, sizeof(detail), "code %u+%u, got %u+%u, entry %u, "
                      "symbols %u+%u, payload %u+%u in %u bytes", h.code_offset,
                      h.code_size, h.got_offset, h.got_size, h.entry_offset,
@@ -444,11 +486,10 @@ check:
         }
         goto reject;
     }
-    if ((h.signal != sig) || (h.frame_size != size) ||
-        ((ring->peer >= 0) && (h.sender != (uint32_t)ring->peer))) {
+    if ((ring->peer >= 0) && (h.sender != (uint32_t)ring->peer)) {
         reason = TC_IFUNC_REJECT_SEQUENCE;
-        snprintf(detail, sizeof(detail), "header changed while read, or sender %u",
-                 h.sender);
+        snprintf(detail, sizeof(detail), "sender %u in the ring of rank %d",
+                 h.sender, ring->peer);
         goto reject;
     }
     if ((h.flags & TC_FRAME_F_CHECKSUM) && (tc_frame_checksum(&h, slot) != h.checksum)) {
@@ -465,12 +506,11 @@ check:
     rx->stats->bytes += h.frame_size;
     ucs_trace_data("ifunc rank %d: ran frame seq %u type %u element %u from %d",
                    rx->rank, h.seq, h.type, h.element_id, ring->peer);
-    slot[h.frame_size - 1] = 0;
-    memset(slot, 0, TC_FRAME_HDR_SIZE);
+    tc_ifunc_slot_release(ring, slot, sig, complete_size);
     return TC_IFUNC_SLOT_RUN;
 
 reject:
     tc_ifunc_reject(rx, ring, reason, &h, detail);
-    memset(slot, 0, slot_size);
+    tc_ifunc_slot_release(ring, slot, sig, complete_size);
     return TC_IFUNC_SLOT_REJECTED;
 }

@@ -51,11 +51,17 @@
  * the low 32 bits of seq, the trailer byte 0x80 | (seq & 0x7f). A frame whose
  * seq is not the one the receiver expects in that slot was written by a
  * sender that ignored its credits: it is rejected. The receiver zeroes a
- * slot's header and trailer when it frees it, so nothing of an earlier lap
- * remains -- except bytes of a put that lands after its frame was already
- * rejected as truncated; the trailer's 7 bits repeat every 128 frames, so
- * in trailer mode such a late byte could complete a later frame early
- * (TC_FRAME_F_CHECKSUM detects that).
+ * complete frame's header and trailer when it frees the slot, so nothing of
+ * an earlier lap remains -- except bytes of a put that lands after its frame
+ * was already rejected as truncated (of such a frame only the signal word is
+ * cleared: the sender may still be writing the rest); the trailer's 7 bits
+ * repeat every 128 frames, so in trailer mode such a late byte could
+ * complete a later frame early (TC_FRAME_F_CHECKSUM detects that).
+ *
+ * ucp_poll_ifunc frames (TC_FRAME_SENDER_NONE) go to caller-managed buffers
+ * without rings: their seq is a per-process send counter that starts at a
+ * random value, so that consecutive frames into one buffer never share a
+ * signal and a late second store of the last one is recognised.
  *
  * "Data, then signal" -- which ordering guarantee each variant uses
  * (UCX_TC_IFUNC_SIGNAL):
@@ -76,8 +82,10 @@
  * has not arrived within UCX_TC_IFUNC_TRAILER_TIMEOUT is rejected as
  * truncated, without ever blocking the progress engine.
  *
- * The receiver frees a slot by zeroing its header and trailer byte (the
- * whole slot after a reject), then returns credits one-sided.
+ * The receiver frees a slot by zeroing the header and trailer byte of a
+ * complete frame (run or rejected), or only the signal word of a frame that
+ * never completed, then returns credits one-sided. It never writes beyond
+ * the frame.
  */
 #ifndef TC_IFUNC_FRAME_H_
 #define TC_IFUNC_FRAME_H_

@@ -147,6 +147,7 @@ typedef struct tc_ifunc_ring {
     uint32_t           depth;           /* slots; 0: no sequence (ucp_poll_ifunc) */
     int                trailer_mode;    /* the sender uses TC_IFUNC_SIGNAL_TRAILER */
     double             pending_since;   /* > 0: head frame incomplete since */
+    uint64_t           last_signal;     /* of the last frame run or rejected here */
     khash_t(tc_cached) cached;          /* code_hash -> code, for Cached frames */
     tc_ifunc_link_t    *links;
     uint32_t           warned;          /* reasons already logged (bits) */

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define TC_UCP_IFUNC_PREFIX  64u   /* hidden bytes in front of every frame */
 #define TC_UCP_IFUNC_BUFFERS 16u   /* buffers ucp_poll_ifunc tracks */
@@ -256,10 +258,32 @@ void ucp_ifunc_msg_free(ucp_ifunc_msg_t msg)
     ucp_mem_unmap(prefix->context, prefix->memh);
 }
 
+/* Frames into caller-managed buffers have no ring: each send takes the next
+ * value of a per-process counter as its seq, starting at a random value, so
+ * that consecutive frames into one buffer never share a signal (see
+ * frame.h). Seeded once, lazily; racing first callers both seed, which is
+ * harmless. */
+static uint32_t tc_ucp_ifunc_send_seq(void)
+{
+    static uint32_t counter;
+    static int seeded;
+    struct timespec ts;
+
+    if (ucs_unlikely(!__atomic_load_n(&seeded, __ATOMIC_ACQUIRE))) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        __atomic_store_n(&counter, (uint32_t)(tc_fnv1a64(&ts, sizeof(ts)) ^ getpid()),
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&seeded, 1, __ATOMIC_RELEASE);
+    }
+    return __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+}
+
+/* Put [offset, offset + length) of the frame; with @a complete, return only
+ * once the put is complete at the origin (blocking ucp_ep_flush) */
 static ucs_status_t tc_ucp_ifunc_put(ucp_ep_h ep, const ucp_ifunc_msg_t *msg,
                                      size_t offset, size_t length,
                                      uint64_t remote_addr, ucp_rkey_h rkey,
-                                     int *inprogress)
+                                     int complete)
 {
     ucp_request_param_t param;
     ucs_status_ptr_t req;
@@ -275,36 +299,38 @@ static ucs_status_t tc_ucp_ifunc_put(ucp_ep_h ep, const ucp_ifunc_msg_t *msg,
         return UCS_PTR_STATUS(req);
     }
     ucp_request_free(req);     /* released when it completes, as ucp_put_nbi */
-    *inprogress = 1;
-    return UCS_OK;
+    return complete ? ucp_ep_flush(ep) : UCS_OK;
 }
 
+/*
+ * Every send stamps the frame with its own seq, so a message may be re-sent
+ * at once, to the same buffer or another: when this returns, all its puts
+ * are complete at the origin (the frame may be changed or freed) and, in
+ * fence mode, the body is at the target before the signal.
+ */
 ucs_status_t ucp_ifunc_send_nbix(ucp_ep_h ep, ucp_ifunc_msg_t msg,
                                  uint64_t remote_addr, ucp_rkey_h rkey)
 {
-    int inprogress = 0;
+    tc_frame_hdr_t *hdr = msg.frame;
+    uint32_t seq        = tc_ucp_ifunc_send_seq();
     ucs_status_t status;
 
+    hdr->seq = seq;
+    ((uint8_t*)msg.frame)[msg.frame_size - 1] = TC_FRAME_TRAILER(seq);
     if (tc_ifunc_config_get()->signal == TC_IFUNC_SIGNAL_TRAILER) {
-        status = tc_ucp_ifunc_put(ep, &msg, 0, msg.frame_size, remote_addr, rkey,
-                                  &inprogress);
-    } else {
-        status = tc_ucp_ifunc_put(ep, &msg, 8, msg.frame_size - 8, remote_addr, rkey,
-                                  &inprogress);
-        if (status == UCS_OK) {
-            /* no worker to fence here: complete the frame at the target */
-            status = ucp_ep_flush(ep);
-        }
-        if (status == UCS_OK) {
-            inprogress = 0;
-            status     = tc_ucp_ifunc_put(ep, &msg, 0, 8, remote_addr, rkey,
-                                          &inprogress);
-        }
+        hdr->signal = TC_FRAME_SIGNAL(seq);
+        return tc_ucp_ifunc_put(ep, &msg, 0, msg.frame_size, remote_addr, rkey, 1);
+    }
+    /* no worker to fence here: complete the body at the target first */
+    status = tc_ucp_ifunc_put(ep, &msg, 8, msg.frame_size - 8, remote_addr, rkey, 0);
+    if (status == UCS_OK) {
+        status = ucp_ep_flush(ep);
     }
     if (status != UCS_OK) {
         return status;
     }
-    return inprogress ? UCS_INPROGRESS : UCS_OK;
+    hdr->signal = TC_FRAME_SIGNAL(seq);
+    return tc_ucp_ifunc_put(ep, &msg, 0, 8, remote_addr, rkey, 1);
 }
 
 /* ---- receive ---- */
@@ -378,7 +404,10 @@ ucs_status_t ucp_poll_ifunc(ucp_context_h context, void *buffer,
     if ((rx == NULL) || (buffer == NULL)) {
         return UCS_ERR_INVALID_PARAM;
     }
-    if (__atomic_load_n(&((tc_frame_hdr_t*)buffer)->signal, __ATOMIC_ACQUIRE) == 0) {
+    /* no frame magic, no message (a buffer may hold anything before its
+     * first frame): no ring is looked up, nothing is written */
+    if (TC_FRAME_SIGNAL_MAGIC(__atomic_load_n(&((tc_frame_hdr_t*)buffer)->signal,
+                                              __ATOMIC_ACQUIRE)) != TC_FRAME_MAGIC) {
         return UCS_ERR_NO_MESSAGE;
     }
     rx->target_args = target_args;

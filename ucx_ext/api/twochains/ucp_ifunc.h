@@ -24,14 +24,22 @@
  *  - ucp_ifunc_send_nbix puts it at remote_addr. With UCX_TC_IFUNC_SIGNAL=fence
  *    (default) it puts the frame, flushes the endpoint (the public signature
  *    names no worker to fence), then puts the signal word; with "trailer" it
- *    is one put. As with ucp_put_nbi, the frame must stay untouched until the
- *    caller flushed;
+ *    is one put. Each send stamps the frame with a sequence number of its
+ *    own (a per-process counter), so that a receiver tells a new frame from
+ *    a late second store of the last one in the same buffer. It returns
+ *    once its puts are complete at the origin (UCS_OK), so a message may be
+ *    re-sent, changed or freed at once -- more than the public API promises,
+ *    never less;
  *  - ucp_poll_ifunc validates the frame at @a buffer exactly like a mailbox
  *    does (UCX_TC_IFUNC_SECURITY, verify by default), runs it with
- *    @a target_args and clears the buffer. It returns UCS_OK when a frame
- *    ran, UCS_ERR_NO_MESSAGE when nothing (or not all of a frame) has
- *    arrived, and UCS_ERR_CANCELED when it rejected a frame (counted and
- *    logged as warn once per cause). It does not progress any worker: over
+ *    @a target_args and clears its header and trailer (nothing beyond the
+ *    frame). It returns UCS_OK when a frame ran, UCS_ERR_NO_MESSAGE when
+ *    nothing has arrived -- a buffer whose first word is not a frame magic
+ *    (zeroes, garbage) is no message and is not written -- or not all of a
+ *    frame yet, and UCS_ERR_CANCELED when it rejected a frame (counted and
+ *    logged as warn once per cause); a frame that stays incomplete for
+ *    UCX_TC_IFUNC_TRAILER_TIMEOUT is rejected, and only its signal word is
+ *    cleared. It does not progress any worker: over
  *    emulated RMA (tcp) call ucp_worker_progress between polls, as the
  *    public API's programs do. Code runs from the RX code cache unless
  *    UCX_TC_IFUNC_PLACEMENT=inplace, which requires an executable buffer.
