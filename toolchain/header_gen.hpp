@@ -19,6 +19,7 @@ struct header_element {
     std::string   name;
     bool          has_init;
     bool          has_max_size;
+    bool          public_api;   /* payload_init has the public argument order */
 };
 
 struct header_info {

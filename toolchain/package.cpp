@@ -291,9 +291,48 @@ package_sources package_discover(const std::string &name, const fs::path &src_di
     return ps;
 }
 
+package_sources ifunc_source_discover(const fs::path &source)
+{
+    const std::string name = source.stem().string();
+    if ((source.extension() != ".c") || !fs::is_regular_file(source)) {
+        throw pkg_error(source.string() + ": not an ifunc source <name>.c");
+    }
+    if (!is_c_identifier(name) || (name.size() >= TC_JAM_NAME_MAX)) {
+        throw pkg_error(source.string() + ": error: '" + name + "' must be a C identifier "
+                        "shorter than " + std::to_string(TC_JAM_NAME_MAX) +
+                        " characters; it names the package and <name>_main");
+    }
+    package_sources ps;
+    ps.name    = name;
+    ps.src_dir = fs::absolute(source).parent_path().lexically_normal();
+    pkg_source s;
+    s.name       = name;
+    s.path       = fs::absolute(source).lexically_normal();
+    s.rel        = source.filename().string();
+    s.public_api = true;
+    ps.jams.push_back(s);
+    for (const auto &de : fs::directory_iterator(ps.src_dir)) {
+        if (de.is_regular_file() && (de.path().extension() == ".h")) {
+            ps.others.push_back({"", de.path(), de.path().filename().string()});
+        }
+    }
+    std::sort(ps.others.begin(), ps.others.end(),
+              [](const pkg_source &a, const pkg_source &b) { return a.rel < b.rel; });
+    return ps;
+}
+
+/* The flags that make a jam source see its contract */
+static std::vector<std::string> jam_contract_flags(const pkg_source &src, bool injectable)
+{
+    return {(src.public_api ? "-DTC_IFUNC_PUBLIC_NAME=" : "-DTC_JAM_NAME=") + src.name,
+            std::string("-DTC_JAM_INJECTABLE=") + (injectable ? "1" : "0"), "-include",
+            "twochains/jam.h"};
+}
+
 void package_build(const build_options &o)
 {
-    package_sources ps = package_discover(o.name, o.src_dir);
+    package_sources ps = o.ifunc_source.empty() ? package_discover(o.name, o.src_dir)
+                                                : ifunc_source_discover(o.ifunc_source);
     const std::string &P = ps.name;
     const target_arch arch = o.arch;
     const bool x86 = (arch == target_arch::x86_64);
@@ -321,6 +360,7 @@ void package_build(const build_options &o)
     fnv1a64 bid;
     bid.update_field("twochains-pkg " TC_PKG_VERSION);
     bid.update_field(P);
+    bid.update_field(o.ifunc_source.empty() ? "jam contract" : "public ifunc contract");
     bid.update_field(arch_name(arch));
     bid.update_field(cc);
     bid.update_field(cmodel);
@@ -384,9 +424,9 @@ void package_build(const build_options &o)
         j.local_obj = w / ("local_" + j.src->name + ".o");
         std::vector<std::string> c = {cc, "-x", "c", "-fPIC", "-O2"};
         c.insert(c.end(), base.begin(), base.end());
-        c.insert(c.end(), {"-DTC_JAM_NAME=" + j.src->name, "-DTC_JAM_INJECTABLE=0",
-                           "-include", "twochains/jam.h", "-c", j.src->path.string(),
-                           "-o", j.local_obj.string()});
+        const auto contract = jam_contract_flags(*j.src, false);
+        c.insert(c.end(), contract.begin(), contract.end());
+        c.insert(c.end(), {"-c", j.src->path.string(), "-o", j.local_obj.string()});
         run_checked(c, "compiling jam " + j.src->rel);
         j.local_syms = elf_read_symbols(j.local_obj);
         bool has_main = false;
@@ -460,8 +500,9 @@ void package_build(const build_options &o)
         } else {
             c.insert(c.end(), {"-mcmodel=" + cmodel, "-mno-outline-atomics"});
         }
-        c.insert(c.end(), {"-DTC_JAM_NAME=" + n, "-DTC_JAM_INJECTABLE=1", "-include",
-                           "twochains/jam.h", j.src->path.string(), "-o", s_file.string()});
+        const auto contract = jam_contract_flags(*j.src, true);
+        c.insert(c.end(), contract.begin(), contract.end());
+        c.insert(c.end(), {j.src->path.string(), "-o", s_file.string()});
         run_checked(c, "compiling jam " + j.src->rel);
 
         got_patch_result pr = got_patch(arch, read_file(s_file), j.src->rel,
@@ -494,7 +535,7 @@ void package_build(const build_options &o)
     /* generated header and the Local Function library */
     header_info hi{P, build_id, arch, {}, {}};
     for (const auto &j : jams) {
-        hi.elements.push_back({j.id, j.src->name, j.has_init, j.has_max});
+        hi.elements.push_back({j.id, j.src->name, j.has_init, j.has_max, j.src->public_api});
     }
     for (const auto &r : rieds) {
         hi.rieds.push_back(r.src->name);

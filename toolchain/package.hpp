@@ -19,6 +19,7 @@ struct pkg_source {
     std::string           name;   /* <name> of jam_<name>.amc or ried_<name>.rdc */
     std::filesystem::path path;   /* absolute */
     std::string           rel;    /* relative to the source dir, for messages */
+    bool                  public_api = false;  /* a public-API ifunc source <name>.c */
 };
 
 struct package_sources {
@@ -33,9 +34,14 @@ struct package_sources {
 package_sources package_discover(const std::string &name,
                                  const std::filesystem::path &src_dir);
 
+/* A public-API ifunc source <name>.c as package <name> with the one jam
+ * <name>; headers beside it are hashed into the build id. */
+package_sources ifunc_source_discover(const std::filesystem::path &source);
+
 struct build_options {
     std::string              name;
     std::filesystem::path    src_dir;
+    std::filesystem::path    ifunc_source;  /* set: `twochains-pkg ifunc`, no name/src_dir */
     std::filesystem::path    prefix;
     target_arch              arch = target_arch::x86_64;
     std::string              cc;          /* empty: by target */

@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <iostream>
+#include <vector>
 
 #ifndef TC_PKG_VERSION
 #define TC_PKG_VERSION "0"
@@ -23,6 +24,8 @@ const char *const usage_text =
     "  twochains-pkg build --name PKG --src DIR --prefix DIR [--target x86_64|aarch64]\n"
     "                      [--cc CC] [--cflags FLAGS]... [--cmodel tiny|small]\n"
     "                      [--keep-temps DIR] [--force] [-j N] [-v]\n"
+    "  twochains-pkg ifunc SRC.c... --prefix DIR [--target x86_64|aarch64] [--cc CC]\n"
+    "                      [--cflags FLAGS]... [--cmodel tiny|small] [--force] [-v]\n"
     "  twochains-pkg inspect FILE|DIR   a manifest, a package or a jam_<name>.bin\n"
     "  twochains-pkg verify PKG_DIR     re-check an installed package\n"
     "  twochains-pkg --version\n"
@@ -30,6 +33,10 @@ const char *const usage_text =
     "build compiles every jam_<name>.amc and ried_<name>.rdc under --src, and\n"
     "installs under --prefix: include/PKG.h, lib/libPKG_local.so,\n"
     "lib/libPKG_ried_<ried>.so and share/twochains/PKG/{manifest,jam_<name>.bin}.\n"
+    "ifunc builds each public-API ifunc source <name>.c (<name>_main,\n"
+    "<name>_payload_get_max_size, <name>_payload_init, as in the public Two-Chains\n"
+    "API) into package <name>, whose one jam is <name>; point UCX_IFUNC_LIB_DIR\n"
+    "at the prefix and ucp_register_ifunc / ucp_poll_ifunc find it by name.\n"
     "--cc defaults to cc (x86_64) or aarch64-linux-gnu-gcc (aarch64); --cmodel\n"
     "is aarch64's code model for jams (tiny: any 16-byte placement; small: spans\n"
     "that must be placed page aligned). Formats: twochains/jam_format.h.\n";
@@ -40,12 +47,17 @@ int usage(int rc)
     return rc;
 }
 
-int cmd_build(int argc, char **argv)
+int cmd_build(int argc, char **argv, bool ifunc_sources)
 {
     tc::pkg::build_options o;
+    std::vector<std::string> sources;
     bool have_name = false, have_src = false, have_prefix = false;
     for (int i = 0; i < argc; ++i) {
         std::string a = argv[i];
+        if (ifunc_sources && (a.empty() || (a[0] != '-'))) {
+            sources.push_back(a);
+            continue;
+        }
         auto value = [&]() -> std::string {
             if (i + 1 >= argc) {
                 throw tc::pkg::pkg_error("option " + a + " needs a value");
@@ -86,6 +98,18 @@ int cmd_build(int argc, char **argv)
             return usage(2);
         }
     }
+    if (ifunc_sources) {
+        if (sources.empty() || have_name || have_src || !have_prefix) {
+            std::cerr << "twochains-pkg ifunc: sources and --prefix are required "
+                         "(no --name or --src: each <name>.c is package <name>)\n";
+            return usage(2);
+        }
+        for (const auto &src : sources) {
+            o.ifunc_source = src;
+            tc::pkg::package_build(o);
+        }
+        return 0;
+    }
     if (!have_name || !have_src || !have_prefix) {
         std::cerr << "twochains-pkg build: --name, --src and --prefix are required\n";
         return usage(2);
@@ -111,8 +135,8 @@ int main(int argc, char **argv)
     }
     elf_version(EV_CURRENT);   /* once, before any worker thread */
     try {
-        if (cmd == "build") {
-            return cmd_build(argc - 2, argv + 2);
+        if ((cmd == "build") || (cmd == "ifunc")) {
+            return cmd_build(argc - 2, argv + 2, cmd == "ifunc");
         }
         if ((cmd == "inspect") || (cmd == "verify")) {
             if (argc != 3) {

@@ -127,15 +127,14 @@ static void **tc_ifunc_link(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
             return link->got;
         }
     }
-    if (!(h->flags & TC_FRAME_F_SYMBOLS)) {
-        snprintf(detail, detail_len, "package not installed and no symbol names");
-        *reason_p = TC_IFUNC_REJECT_LINK;
-        return NULL;
-    }
-    *reason_p = tc_frame_check_symtab(h, slot);
-    if (*reason_p != TC_IFUNC_REJECT_NONE) {
-        snprintf(detail, detail_len, "malformed symbol names");
-        return NULL;
+    /* an Injected frame carries the names of every external its code
+     * uses; one that carries none needs none, and links to an empty table */
+    if (h->flags & TC_FRAME_F_SYMBOLS) {
+        *reason_p = tc_frame_check_symtab(h, slot);
+        if (*reason_p != TC_IFUNC_REJECT_NONE) {
+            snprintf(detail, detail_len, "malformed symbol names");
+            return NULL;
+        }
     }
     if (count >= TC_IFUNC_MAX_LINKS) {
         *reason_p = TC_IFUNC_REJECT_RESOURCE;

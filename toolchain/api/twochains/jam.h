@@ -17,8 +17,10 @@
  *
  * Entry (required), run by the receiver once per message:
  *     void <name>_main(void *payload, size_t payload_size, void *target_args);
- * Optional, run by the sender from the Local Function library, as in the
- * public Two-Chains ifunc API:
+ * Optional, run by the sender from the Local Function library (main and
+ * payload_get_max_size as in the public Two-Chains ifunc API; this
+ * payload_init takes its arguments in another order, see the end of this
+ * file for the public one):
  *     size_t <name>_payload_get_max_size(void *source_args,
  *                                        size_t source_args_size);
  *     int    <name>_payload_init(void *source_args, size_t source_args_size,
@@ -122,6 +124,33 @@ typedef struct tc_jam_element {
 
 #ifdef TC_JAM_NAME
 TC_JAM_DECLARE(TC_JAM_NAME);
+#endif
+
+/*
+ * The public Two-Chains ifunc contract (openucx/ucx-two-chains, branch
+ * ifunc_put): an ifunc source <name>.c defines, as plain C functions,
+ *     void   <name>_main(void *payload, size_t payload_size, void *target_args);
+ *     size_t <name>_payload_get_max_size(void *source_args, size_t source_args_size);
+ *     int    <name>_payload_init(void *payload, size_t payload_size,
+ *                                void *source_args, size_t source_args_size);
+ * main and payload_get_max_size are ours too; payload_init takes the payload
+ * first and its size by value (it cannot shrink it). `twochains-pkg ifunc
+ * <name>.c` compiles such a source with -DTC_IFUNC_PUBLIC_NAME=<name> and
+ * -include twochains/jam.h, so the prototypes below check it against the
+ * public contract, and the generated element table adapts its payload_init
+ * to tc_jam_init_fn_t. Its sender-side functions are ordinary functions: in
+ * the injectable build the linker drops them unless main calls them.
+ */
+typedef int (*tc_ifunc_public_init_fn_t)(void *payload, size_t payload_size,
+                                         void *source_args, size_t source_args_size);
+#define TC_IFUNC_PUBLIC_PROTO_PAYLOAD_INIT(_name) \
+    int TC_JAM_CONCAT(_name, _payload_init)(void *payload, size_t payload_size, \
+                                            void *source_args, size_t source_args_size)
+
+#ifdef TC_IFUNC_PUBLIC_NAME
+TC_JAM_PROTO_MAIN(TC_IFUNC_PUBLIC_NAME);
+TC_JAM_PROTO_PAYLOAD_GET_MAX_SIZE(TC_IFUNC_PUBLIC_NAME);
+TC_IFUNC_PUBLIC_PROTO_PAYLOAD_INIT(TC_IFUNC_PUBLIC_NAME);
 #endif
 
 #ifdef __cplusplus
