@@ -2,8 +2,12 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * The RX code cache: copies of injected spans, each in its own mapping that
- * is written while read+write and then made read+execute (W^X: no mapping is
- * ever writable and executable at once). The receiver's GOT table address is
+ * is written while read+write and then made read+execute (W^X: no page is
+ * ever writable and executable at once). A span with writable globals keeps
+ * them on read+write pages of their own right after its code: the copy is
+ * placed so that the data starts on a page boundary, at the distance from
+ * the code that its PC-relative references expect, and every run starts
+ * them from their shipped values. The receiver's GOT table address is
  * written into the copy's slot before it turns executable, so an entry is
  * bound to one GOT table.
  *
@@ -46,7 +50,8 @@ void tc_code_cache_cleanup(tc_code_cache_t *cache)
     kh_foreach_value(&cache->entries, entry, {
         for (; entry != NULL; entry = next) {
             next = entry->next;
-            munmap(entry->code, entry->map_len);
+            munmap(entry->map, entry->map_len);
+            free(entry->data_init);
             free(entry);
         }
     })
@@ -54,22 +59,25 @@ void tc_code_cache_cleanup(tc_code_cache_t *cache)
     cache->count = 0;
 }
 
-/* Equal code: every byte but the GOT slot */
+/* Equal code: every byte but the GOT slot, writable globals as shipped */
 static int tc_code_equal(const tc_code_entry_t *entry, const uint8_t *code,
-                         uint32_t size, uint32_t got_rel, uint32_t entry_rel)
+                         uint32_t size, uint32_t got_rel, uint32_t entry_rel,
+                         uint32_t data_rel)
 {
     uint32_t after = got_rel + TC_FRAME_GOT_SIZE;
 
     return (entry->size == size) && (entry->got_rel == got_rel) &&
-           (entry->entry_rel == entry_rel) &&
+           (entry->entry_rel == entry_rel) && (entry->data_rel == data_rel) &&
            (memcmp(entry->code, code, got_rel) == 0) &&
-           (memcmp(entry->code + after, code + after, size - after) == 0);
+           (memcmp(entry->code + after, code + after, data_rel - after) == 0) &&
+           ((entry->data_init == NULL) ||
+            (memcmp(entry->data_init, code + data_rel, size - data_rel) == 0));
 }
 
 tc_code_entry_t *tc_code_cache_find(tc_code_cache_t *cache, uint64_t hash,
                                     const uint8_t *code, uint32_t size,
                                     uint32_t got_rel, uint32_t entry_rel,
-                                    void **got)
+                                    uint32_t data_rel, void **got)
 {
     tc_code_entry_t *entry;
     khiter_t it;
@@ -80,7 +88,7 @@ tc_code_entry_t *tc_code_cache_find(tc_code_cache_t *cache, uint64_t hash,
     }
     for (entry = kh_val(&cache->entries, it); entry != NULL; entry = entry->next) {
         if ((entry->got == got) &&
-            tc_code_equal(entry, code, size, got_rel, entry_rel)) {
+            tc_code_equal(entry, code, size, got_rel, entry_rel, data_rel)) {
             entry->last_use = ++cache->tick;
             return entry;
         }
@@ -116,7 +124,8 @@ static int tc_code_cache_evict(tc_code_cache_t *cache)
     if (kh_val(&cache->entries, victim_it) == NULL) {
         kh_del(tc_code, &cache->entries, victim_it);
     }
-    munmap(victim->code, victim->map_len);
+    munmap(victim->map, victim->map_len);
+    free(victim->data_init);
     free(victim);
     --cache->count;
     ++cache->evictions;
@@ -126,10 +135,11 @@ static int tc_code_cache_evict(tc_code_cache_t *cache)
 tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
                                        const uint8_t *code, uint32_t size,
                                        uint32_t got_rel, uint32_t entry_rel,
-                                       void **got, uint64_t pkg_id,
-                                       uint32_t element_id)
+                                       uint32_t data_rel, void **got,
+                                       uint64_t pkg_id, uint32_t element_id)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t lead, code_len;
     tc_code_entry_t *entry;
     khiter_t it;
     int ret;
@@ -141,20 +151,33 @@ tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
     if (entry == NULL) {
         return NULL;
     }
-    entry->map_len = (size + page - 1) & ~(page - 1);
-    entry->code    = mmap(NULL, entry->map_len, PROT_READ | PROT_WRITE,
+    /* writable globals: start the copy so that they begin a page (the
+     * span is 16-aligned, so the code stays aligned as it was linked) */
+    lead           = (data_rel < size) ? (page - data_rel % page) % page : 0;
+    code_len       = (lead + data_rel + page - 1) & ~(page - 1);
+    entry->map_len = (lead + size + page - 1) & ~(page - 1);
+    entry->map     = mmap(NULL, entry->map_len, PROT_READ | PROT_WRITE,
                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (entry->code == MAP_FAILED) {
+    if (entry->map == MAP_FAILED) {
         ucs_diag("code cache: mmap of %zu bytes failed: %m", entry->map_len);
         goto err_free;
     }
+    entry->code     = (uint8_t*)entry->map + lead;
+    entry->data_rel = data_rel;
+    if (data_rel < size) {
+        entry->data_init = malloc(size - data_rel);
+        if (entry->data_init == NULL) {
+            goto err_unmap;
+        }
+        memcpy(entry->data_init, code + data_rel, size - data_rel);
+    }
     memcpy(entry->code, code, size);
     memcpy(entry->code + got_rel, &got, sizeof(got));
-    if (mprotect(entry->code, entry->map_len, PROT_READ | PROT_EXEC) != 0) {
+    if (mprotect(entry->map, code_len, PROT_READ | PROT_EXEC) != 0) {
         ucs_diag("code cache: mprotect(PROT_READ|PROT_EXEC) failed: %m");
         goto err_unmap;
     }
-    __builtin___clear_cache((char*)entry->code, (char*)entry->code + size);
+    __builtin___clear_cache((char*)entry->code, (char*)entry->code + data_rel);
 
     entry->hash       = hash;
     entry->size       = size;
@@ -176,8 +199,9 @@ tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
     return entry;
 
 err_unmap:
-    munmap(entry->code, entry->map_len);
+    munmap(entry->map, entry->map_len);
 err_free:
+    free(entry->data_init);
     free(entry);
     return NULL;
 }

@@ -194,7 +194,7 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
     uint8_t *code      = slot + h->code_offset;
     uint32_t got_rel   = h->got_offset - h->code_offset;
     uint32_t entry_rel = h->entry_offset - h->code_offset;
-    int wdata          = !!(h->flags & TC_FRAME_F_WDATA);
+    uint32_t data_rel  = (h->flags & TC_FRAME_F_WDATA) ? h->data_offset : h->code_size;
     const tc_ifunc_element_t *e = NULL;
     tc_ifunc_reject_t reason;
     tc_code_entry_t *entry = NULL;
@@ -242,8 +242,8 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                      e->name);
             return TC_IFUNC_REJECT_LINK;
         }
-        got   = e->got;
-        wdata = !!(e->flags & TC_JAM_F_WRITABLE_DATA);
+        got      = e->got;
+        data_rel = (e->flags & TC_JAM_F_WRITABLE_DATA) ? e->data_offset : e->span_size;
     } else {
         /* trust mode, code not installed here: check it against its hash,
          * then link it from the names it carries */
@@ -261,20 +261,15 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
     }
 
     if ((rx->placement == TC_IFUNC_PLACEMENT_COPY) || (h->flags & TC_FRAME_F_CACHE)) {
-        if (wdata) {
-            snprintf(detail, detail_len, "code with writable globals needs "
-                     "UCX_TC_IFUNC_PLACEMENT=inplace and no caching");
-            return TC_IFUNC_REJECT_PLACEMENT;
-        }
         entry = tc_code_cache_find(&rx->cache, hash, code, h->code_size, got_rel,
-                                   entry_rel, got);
+                                   entry_rel, data_rel, got);
         if (entry != NULL) {
             ++rx->stats->cache_hits;
         } else {
             evictions = rx->cache.evictions;
             entry = tc_code_cache_install(&rx->cache, hash, code, h->code_size,
-                                          got_rel, entry_rel, got, h->pkg_id,
-                                          h->element_id);
+                                          got_rel, entry_rel, data_rel, got,
+                                          h->pkg_id, h->element_id);
             if (entry == NULL) {
                 snprintf(detail, detail_len, "code cache full (%u entries, all named "
                          "by Cached frames) or mapping failed", rx->cache.count);
@@ -297,7 +292,8 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
     }
 
     if (rx->placement == TC_IFUNC_PLACEMENT_COPY) {
-        fn = (tc_ifunc_main_fn_t)(void*)(entry->code + entry->entry_rel);
+        tc_code_entry_run(entry, payload, h->payload_size, rx->target_args);
+        return TC_IFUNC_REJECT_NONE;
     } else {
         /* compact mode: the slot is RWX; our table into the GOT slot */
         memcpy(code + got_rel, &got, sizeof(got));
@@ -315,7 +311,6 @@ static tc_ifunc_reject_t tc_ifunc_dispatch(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *r
     void *payload = (h->payload_size != 0) ? slot + h->payload_offset : NULL;
     const tc_ifunc_element_t *e;
     tc_code_entry_t *entry;
-    tc_ifunc_main_fn_t fn;
     tc_ifunc_pkg_h pkg;
     khiter_t it;
 
@@ -354,8 +349,7 @@ static tc_ifunc_reject_t tc_ifunc_dispatch(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *r
             return TC_IFUNC_REJECT_CACHE_MISS;
         }
         ++rx->stats->cache_hits;
-        fn = (tc_ifunc_main_fn_t)(void*)(entry->code + entry->entry_rel);
-        fn(payload, h->payload_size, rx->target_args);
+        tc_code_entry_run(entry, payload, h->payload_size, rx->target_args);
         return TC_IFUNC_REJECT_NONE;
     }
 }

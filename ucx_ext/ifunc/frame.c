@@ -126,7 +126,7 @@ tc_ifunc_reject_t tc_frame_check_header(const tc_frame_hdr_t *hdr,
     switch (hdr->type) {
     case TC_FRAME_LOCAL:
         if (hdr->code_size || hdr->got_offset || hdr->got_size ||
-            hdr->entry_offset || hdr->symtab_size ||
+            hdr->entry_offset || hdr->symtab_size || hdr->data_offset ||
             (hdr->flags & (TC_FRAME_F_CACHE | TC_FRAME_F_WDATA))) {
             return TC_IFUNC_REJECT_OFFSET;
         }
@@ -139,12 +139,16 @@ tc_ifunc_reject_t tc_frame_check_header(const tc_frame_hdr_t *hdr,
             ((uint64_t)hdr->got_offset + TC_FRAME_GOT_SIZE >
              (uint64_t)hdr->code_offset + hdr->code_size) ||
             (hdr->entry_offset < hdr->code_offset) ||
-            (hdr->entry_offset >= (uint64_t)hdr->code_offset + hdr->code_size)) {
+            (hdr->entry_offset >= (uint64_t)hdr->code_offset + hdr->code_size) ||
+            ((hdr->flags & TC_FRAME_F_WDATA) ?
+             ((hdr->data_offset < 16) || (hdr->data_offset >= hdr->code_size) ||
+              (hdr->data_offset % 8)) : (hdr->data_offset != 0))) {
             return TC_IFUNC_REJECT_OFFSET;
         }
         break;
     case TC_FRAME_CACHED:
-        if (hdr->code_size || hdr->got_offset || hdr->got_size || hdr->entry_offset) {
+        if (hdr->code_size || hdr->got_offset || hdr->got_size || hdr->entry_offset ||
+            hdr->data_offset || (hdr->flags & TC_FRAME_F_WDATA)) {
             return TC_IFUNC_REJECT_OFFSET;
         }
         if (hdr->code_hash == 0) {

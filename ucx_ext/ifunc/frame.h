@@ -11,6 +11,10 @@
  *                                   8 bytes, shipped as zero; the receiver
  *                                   writes ITS OWN table address there
  *                      entry_offset <name>_main, inside the span
+ *                      data_offset  (span-relative, TC_FRAME_F_WDATA) the
+ *                                   jam's writable globals, up to the span
+ *                                   end: the receiver keeps them writable
+ *                                   and its code read+execute, never both
  *   symtab_offset    the span's external symbol names (Injected, and the
  *                    first Cached frame of an element, TC_FRAME_F_SYMBOLS):
  *                    num_symbols NUL-terminated names in GOT order; used
@@ -159,7 +163,8 @@ typedef struct tc_frame_hdr {
     uint32_t num_symbols;     /*  84 */
     uint64_t checksum;        /*  88 TC_FRAME_F_CHECKSUM: FNV-1a 64 */
     uint64_t build_id;        /*  96 sender's package build id */
-    uint8_t  reserved[24];    /* 104 zero */
+    uint32_t data_offset;     /* 104 TC_FRAME_F_WDATA: the span's writable data, from the span start */
+    uint8_t  reserved[20];    /* 108 zero */
 } tc_frame_hdr_t;
 
 /* The bytes the checksum covers in the header: version .. num_symbols */
@@ -176,7 +181,8 @@ TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, got_offset) == 48, "got_offset offset"
 TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, entry_offset) == 64, "entry_offset offset");
 TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, checksum) == TC_FRAME_CSUM_HDR_END,
                "checksum follows the covered header bytes");
-TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, reserved) == 104, "reserved offset");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, data_offset) == 104, "data_offset offset");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, reserved) == 108, "reserved offset");
 TC_STATIC_ASSERT((TC_FRAME_ALIGN & (TC_FRAME_ALIGN - 1)) == 0, "alignment power of 2");
 
 /* What the header validator learned: all offsets checked against the frame */

@@ -17,6 +17,7 @@
 #include <ucs/datastruct/khash.h>
 #include <ucs/sys/compiler_def.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 BEGIN_C_DECLS
@@ -88,7 +89,10 @@ typedef struct tc_code_entry {
     void                 **got;          /* the table written into the slot */
     uint64_t             pkg_id;
     uint32_t             element_id;
-    uint8_t              *code;          /* read+execute */
+    uint8_t              *code;          /* the span: read+execute up to data_rel */
+    uint32_t             data_rel;       /* writable globals from here (size: none) */
+    uint8_t              *data_init;     /* their initial bytes, or NULL */
+    void                 *map;           /* the mapping holding the span */
     size_t               map_len;
     uint64_t             last_use;       /* cache tick of the last run */
     unsigned             pins;           /* rings whose Cached frames name it */
@@ -108,19 +112,38 @@ typedef struct tc_code_cache {
 void tc_code_cache_init(tc_code_cache_t *cache, unsigned capacity);
 void tc_code_cache_cleanup(tc_code_cache_t *cache);
 
-/* An entry holding exactly @a code (slot excluded) linked with @a got */
+/* An entry holding exactly @a code (slot excluded; writable globals as
+ * they were shipped) linked with @a got */
 tc_code_entry_t *tc_code_cache_find(tc_code_cache_t *cache, uint64_t hash,
                                     const uint8_t *code, uint32_t size,
                                     uint32_t got_rel, uint32_t entry_rel,
-                                    void **got);
+                                    uint32_t data_rel, void **got);
 
-/* Copy @a code into a fresh RW mapping, write @a got into its slot, make it
- * read+execute, keep the I-cache coherent. NULL when full or mmap fails. */
+/* Copy @a code into a fresh mapping, write @a got into its slot, make
+ * [0, data_rel) read+execute and the writable globals [data_rel, size)
+ * read+write (placed page aligned, at the same distance from the code),
+ * keep the I-cache coherent. data_rel == size: no writable globals. NULL
+ * when full or mmap fails. */
 tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
                                        const uint8_t *code, uint32_t size,
                                        uint32_t got_rel, uint32_t entry_rel,
-                                       void **got, uint64_t pkg_id,
-                                       uint32_t element_id);
+                                       uint32_t data_rel, void **got,
+                                       uint64_t pkg_id, uint32_t element_id);
+
+/* Run an entry: its writable globals start from their shipped values, as
+ * in a frame run in place (the jam contract: a per-message copy) */
+static inline void tc_code_entry_run(tc_code_entry_t *entry, void *payload,
+                                     size_t payload_size, void *target_args)
+{
+    typedef void (*tc_code_main_fn_t)(void*, size_t, void*);
+
+    if (entry->data_init != NULL) {
+        memcpy(entry->code + entry->data_rel, entry->data_init,
+               entry->size - entry->data_rel);
+    }
+    ((tc_code_main_fn_t)(void*)(entry->code + entry->entry_rel))(payload, payload_size,
+                                                                  target_args);
+}
 
 
 /* ---- receive side (dispatch.c) ---- */
@@ -290,6 +313,7 @@ typedef struct tc_ifunc_frame_desc {
     uint32_t num_symbols;
     uint32_t payload_offset;
     uint32_t wdata;          /* TC_FRAME_F_WDATA or 0 */
+    uint32_t data_offset;    /* span-relative, with wdata */
 } tc_ifunc_frame_desc_t;
 
 /* Lay out a frame of @a elem (with or without its code) and copy the code

@@ -38,6 +38,7 @@ void tc_ifunc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
     desc->element_id = elem->id;
     desc->code_hash  = elem->span_hash;
     desc->wdata      = (elem->flags & TC_JAM_F_WRITABLE_DATA) ? TC_FRAME_F_WDATA : 0;
+    desc->data_offset = desc->wdata ? elem->data_offset : 0;
     if (with_code) {
         desc->code_offset  = pos;
         desc->code_size    = elem->span_size;
@@ -94,6 +95,7 @@ uint32_t tc_ifunc_frame_stamp(uint8_t *frame, const tc_ifunc_frame_desc_t *desc,
         h->symtab_size   = desc->symtab_size;
         h->num_symbols   = desc->num_symbols;
         flags           |= desc->wdata;
+        h->data_offset   = desc->data_offset;
         if (desc->symtab_size != 0) {
             flags |= TC_FRAME_F_SYMBOLS;
         }
