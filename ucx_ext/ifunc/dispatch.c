@@ -176,6 +176,34 @@ err:
     return NULL;
 }
 
+/* The registered package a frame names; one it names by name may be
+ * registered now (ucp_poll_ifunc, as the public API does on arrival) */
+static tc_ifunc_pkg_h tc_ifunc_frame_pkg(tc_ifunc_rx_t *rx, const tc_frame_hdr_t *h)
+{
+    tc_ifunc_pkg_h pkg = tc_ifunc_pkg_find(h->pkg_id);
+
+    if ((pkg == NULL) && (rx->autoload != NULL) && (h->flags & TC_FRAME_F_NAMED) &&
+        tc_frame_name_ok(h)) {
+        pkg = rx->autoload(h);
+    }
+    return pkg;
+}
+
+static void tc_ifunc_unknown_pkg(const tc_frame_hdr_t *h, char *detail,
+                                 size_t detail_len)
+{
+    if (!(h->flags & TC_FRAME_F_NAMED)) {
+        snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
+    } else if (tc_frame_name_ok(h)) {
+        snprintf(detail, detail_len, "package %016" PRIx64 " '%s' is not registered "
+                 "and not in UCX_IFUNC_LIB_DIR or UCX_TC_IFUNC_PKG_PATH", h->pkg_id,
+                 h->pkg_name);
+    } else {
+        snprintf(detail, detail_len, "package %016" PRIx64 " named by something that "
+                 "is not its name (not a C identifier, or another hash)", h->pkg_id);
+    }
+}
+
 /* Same bytes as the installed span, GOT slot excluded */
 static int tc_ifunc_same_span(const tc_ifunc_element_t *e, const uint8_t *code,
                               uint32_t got_rel)
@@ -209,7 +237,7 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
         snprintf(detail, detail_len, "injected code in local-only mode");
         return TC_IFUNC_REJECT_DISABLED;
     }
-    pkg = tc_ifunc_pkg_find(h->pkg_id);
+    pkg = tc_ifunc_frame_pkg(rx, h);
     if (pkg != NULL) {
         e = tc_ifunc_pkg_elem(pkg, h->element_id);
     }
@@ -222,7 +250,7 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
 
     if (rx->security == TC_IFUNC_SECURITY_VERIFY) {
         if (pkg == NULL) {
-            snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
+            tc_ifunc_unknown_pkg(h, detail, detail_len);
             return TC_IFUNC_REJECT_UNKNOWN_PKG;
         }
         if (e == NULL) {
@@ -316,9 +344,9 @@ static tc_ifunc_reject_t tc_ifunc_dispatch(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *r
 
     switch (h->type) {
     case TC_FRAME_LOCAL:
-        pkg = tc_ifunc_pkg_find(h->pkg_id);
+        pkg = tc_ifunc_frame_pkg(rx, h);
         if (pkg == NULL) {
-            snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
+            tc_ifunc_unknown_pkg(h, detail, detail_len);
             return TC_IFUNC_REJECT_UNKNOWN_PKG;
         }
         e = tc_ifunc_pkg_elem(pkg, h->element_id);

@@ -171,6 +171,19 @@ static int tc_frame_symbol_char(uint8_t c, int first)
            (c == '_') || (!first && (c >= '0') && (c <= '9'));
 }
 
+int tc_frame_name_ok(const tc_frame_hdr_t *hdr)
+{
+    size_t len;
+
+    for (len = 0; (len < TC_FRAME_PKG_NAME_MAX) && (hdr->pkg_name[len] != '\0'); ++len) {
+        if (!tc_frame_symbol_char((uint8_t)hdr->pkg_name[len], len == 0)) {
+            return 0;
+        }
+    }
+    return (len > 0) && (len < TC_FRAME_PKG_NAME_MAX) &&
+           (tc_frame_pkg_id(hdr->pkg_name) == hdr->pkg_id);
+}
+
 tc_ifunc_reject_t tc_frame_check_symtab(const tc_frame_hdr_t *hdr,
                                         const uint8_t *frame)
 {

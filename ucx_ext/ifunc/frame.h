@@ -45,7 +45,9 @@
  *
  * Identity: pkg_id = FNV-1a 64 of the package NAME (tc_frame_pkg_id()), so it
  * is stable across rebuilds and both sides compute it without exchanging
- * anything; element ids are the toolchain's (jam names sorted, stable for the
+ * anything; frames of the public API also carry the name (TC_FRAME_F_NAMED,
+ * names shorter than TC_FRAME_PKG_NAME_MAX), checked to be a C identifier
+ * that hashes to pkg_id before a receiver looks for it on disk; element ids are the toolchain's (jam names sorted, stable for the
  * same sources). build_id is the sender's package build id, informative.
  * code_hash = FNV-1a 64 of the span with the GOT slot as zero bytes (the
  * manifest's span_hash): identity and integrity, not authentication.
@@ -116,6 +118,7 @@ BEGIN_C_DECLS
 #define TC_FRAME_MAX_SYMBOLS  256u
 #define TC_FRAME_SYMBOL_MAX   128u           /* name length, NUL included */
 #define TC_FRAME_SENDER_NONE  0xffffffffu    /* ucp_ifunc_send_nbix frames */
+#define TC_FRAME_PKG_NAME_MAX 20u            /* pkg_name[], NUL included */
 
 /* Signal word and trailer byte of frame @a _seq */
 #define TC_FRAME_SIGNAL(_seq)  (((uint64_t)TC_FRAME_MAGIC << 32) | (uint32_t)(_seq))
@@ -136,7 +139,8 @@ enum {
     TC_FRAME_F_CACHE    = 0x2,  /* receiver: keep this code for Cached frames */
     TC_FRAME_F_CHECKSUM = 0x4,  /* checksum covers header [8, 88) + payload */
     TC_FRAME_F_WDATA    = 0x8,  /* span has writable globals (TC_JAM_F_WRITABLE_DATA) */
-    TC_FRAME_F_ALL      = 0xf
+    TC_FRAME_F_NAMED    = 0x10, /* pkg_name holds the package name (ucp_ifunc frames) */
+    TC_FRAME_F_ALL      = 0x1f
 };
 
 typedef struct tc_frame_hdr {
@@ -164,7 +168,9 @@ typedef struct tc_frame_hdr {
     uint64_t checksum;        /*  88 TC_FRAME_F_CHECKSUM: FNV-1a 64 */
     uint64_t build_id;        /*  96 sender's package build id */
     uint32_t data_offset;     /* 104 TC_FRAME_F_WDATA: the span's writable data, from the span start */
-    uint8_t  reserved[20];    /* 108 zero */
+    char     pkg_name[TC_FRAME_PKG_NAME_MAX]; /* 108 TC_FRAME_F_NAMED: NUL-terminated C
+                                 identifier whose tc_frame_pkg_id() is pkg_id, so
+                                 that ucp_poll_ifunc can register it on arrival */
 } tc_frame_hdr_t;
 
 /* The bytes the checksum covers in the header: version .. num_symbols */
@@ -182,7 +188,7 @@ TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, entry_offset) == 64, "entry_offset off
 TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, checksum) == TC_FRAME_CSUM_HDR_END,
                "checksum follows the covered header bytes");
 TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, data_offset) == 104, "data_offset offset");
-TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, reserved) == 108, "reserved offset");
+TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, pkg_name) == 108, "pkg_name offset");
 TC_STATIC_ASSERT((TC_FRAME_ALIGN & (TC_FRAME_ALIGN - 1)) == 0, "alignment power of 2");
 
 /* What the header validator learned: all offsets checked against the frame */
@@ -218,6 +224,10 @@ static inline uint64_t tc_fnv1a64(const void *data, size_t len)
 
 /** pkg_id of a package: FNV-1a 64 of its name, without the NUL. */
 uint64_t tc_frame_pkg_id(const char *pkg_name);
+
+/** A TC_FRAME_F_NAMED header's name: terminated, a C identifier, hashing
+ * to its pkg_id. Pure, on a snapshot. */
+int tc_frame_name_ok(const tc_frame_hdr_t *hdr);
 
 /**
  * Validate a header against the slot it sits in, before anything else of

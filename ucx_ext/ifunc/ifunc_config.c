@@ -65,7 +65,7 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "Where injected code runs:\n"
      " copy    - copied into a read+execute code cache (W^X), deduplicated\n"
      " inplace - in the mailbox slot, which is mapped read+write+execute (the\n"
-     "           paper's compact mode); needed for jams with writable globals",
+     "           paper's compact mode)",
      ucs_offsetof(tc_ifunc_config_t, placement),
      UCS_CONFIG_TYPE_ENUM(tc_ifunc_placement_names)},
 
@@ -111,6 +111,25 @@ UCS_CONFIG_REGISTER_TABLE(tc_ifunc_config_table, "Two-Chains ifunc",
                           TC_IFUNC_CONFIG_PREFIX, tc_ifunc_config_t,
                           &ucs_config_global_list)
 
+/* The public Two-Chains API's own variable, under its own name */
+typedef struct {
+    char *lib_dir;
+} tc_ifunc_public_config_t;
+
+static ucs_config_field_t tc_ifunc_public_config_table[] = {
+    {"LIB_DIR", "",
+     "Where the public Two-Chains ifunc API finds ifuncs (its own variable):\n"
+     "colon-separated install prefixes of packages (twochains-pkg ifunc --prefix),\n"
+     "searched before UCX_TC_IFUNC_PKG_PATH by ucp_register_ifunc for a jam, and\n"
+     "by ucp_poll_ifunc for the package that a frame of an unregistered ifunc names.",
+     ucs_offsetof(tc_ifunc_public_config_t, lib_dir), UCS_CONFIG_TYPE_STRING},
+
+    {NULL}
+};
+
+UCS_CONFIG_REGISTER_TABLE(tc_ifunc_public_config_table, "Two-Chains public ifunc API",
+                          "IFUNC_", tc_ifunc_public_config_t, &ucs_config_global_list)
+
 ucs_status_t tc_ifunc_config_read(tc_ifunc_config_t *config)
 {
     return ucs_config_parser_fill_opts(config, tc_ifunc_config_table,
@@ -140,11 +159,17 @@ void tc_ifunc_config_print(FILE *stream, int with_doc)
     tc_ifunc_config_release(&config);
 }
 
-static pthread_once_t    tc_ifunc_config_once = PTHREAD_ONCE_INIT;
-static tc_ifunc_config_t tc_ifunc_config;
+static pthread_once_t           tc_ifunc_config_once = PTHREAD_ONCE_INIT;
+static tc_ifunc_config_t        tc_ifunc_config;
+static tc_ifunc_public_config_t tc_ifunc_public_config;
 
 static void tc_ifunc_config_load(void)
 {
+    if (ucs_config_parser_fill_opts(&tc_ifunc_public_config,
+                                    tc_ifunc_public_config_table,
+                                    TC_CONFIG_ENV_PREFIX, "IFUNC_", 0) != UCS_OK) {
+        tc_ifunc_public_config.lib_dir = NULL;
+    }
     if (tc_ifunc_config_read(&tc_ifunc_config) != UCS_OK) {
         /* the parser named the bad variable; run with the defaults */
         tc_ifunc_config.security        = TC_IFUNC_SECURITY_VERIFY;
@@ -163,6 +188,12 @@ const tc_ifunc_config_t *tc_ifunc_config_get(void)
 {
     pthread_once(&tc_ifunc_config_once, tc_ifunc_config_load);
     return &tc_ifunc_config;
+}
+
+const char *tc_ifunc_lib_dir(void)
+{
+    pthread_once(&tc_ifunc_config_once, tc_ifunc_config_load);
+    return tc_ifunc_public_config.lib_dir;
 }
 
 /* Parse once at load time so that UCX does not call our variables unused

@@ -185,6 +185,9 @@ typedef struct tc_ifunc_rx {
     double               trailer_timeout;
     void                 *target_args;
     int                  rank;          /* for log lines, -1 if none */
+    /* NULL, or loads the package a TC_FRAME_F_NAMED frame names (its name
+     * checked by tc_frame_name_ok); returns it with a reference kept */
+    tc_ifunc_pkg_h       (*autoload)(const tc_frame_hdr_t *hdr);
     tc_code_cache_t      cache;
     tc_ifunc_stats_t     *stats;
 } tc_ifunc_rx_t;
@@ -359,6 +362,9 @@ struct tc_ifunc_msg {
 
 /* The process-wide configuration, read once */
 const tc_ifunc_config_t *tc_ifunc_config_get(void);
+
+/* UCX_IFUNC_LIB_DIR, the public API's search path (NULL or "" if unset) */
+const char *tc_ifunc_lib_dir(void);
 
 END_C_DECLS
 

@@ -109,11 +109,64 @@ static tc_ifunc_pkg_h tc_ucp_ifunc_search(const char *entry, const char *ifunc,
     return pkg;
 }
 
+/* The search path: UCX_IFUNC_LIB_DIR, then UCX_TC_IFUNC_PKG_PATH */
+static char *tc_ucp_ifunc_search_path(void)
+{
+    const char *lib_dir = tc_ifunc_lib_dir();
+    const char *pkg_path = tc_ifunc_config_get()->pkg_path;
+    size_t len;
+    char *path;
+
+    lib_dir  = (lib_dir != NULL) ? lib_dir : "";
+    pkg_path = (pkg_path != NULL) ? pkg_path : "";
+    len      = strlen(lib_dir) + strlen(pkg_path) + 2;
+    path     = malloc(len);
+    if (path != NULL) {
+        snprintf(path, len, "%s:%s", lib_dir, pkg_path);
+    }
+    return path;
+}
+
+/* Registration on arrival: the package a frame names, from the search
+ * path. The name passed tc_frame_name_ok (a C identifier that hashes to
+ * the frame's pkg_id), so it joins a path of our own making and nothing
+ * else from the wire does. The reference lasts as long as the process, as
+ * a registration by the public API lasts as long as its context. */
+static tc_ifunc_pkg_h tc_ucp_ifunc_autoload(const tc_frame_hdr_t *hdr)
+{
+    char probe[PATH_MAX + 64], *path, *entry, *save = NULL;
+    tc_ifunc_pkg_h pkg = NULL;
+
+    path = tc_ucp_ifunc_search_path();
+    if (path == NULL) {
+        return NULL;
+    }
+    for (entry = strtok_r(path, ":", &save); (entry != NULL) && (pkg == NULL);
+         entry = strtok_r(NULL, ":", &save)) {
+        if ((snprintf(probe, sizeof(probe), "%s/share/twochains/%s/" TC_PKG_MANIFEST_NAME,
+                      entry, hdr->pkg_name) >= (int)sizeof(probe)) ||
+            (access(probe, R_OK) != 0) ||
+            (tc_ifunc_pkg_load(entry, hdr->pkg_name, &pkg) != UCS_OK)) {
+            pkg = NULL;
+            continue;
+        }
+        if (pkg->id != hdr->pkg_id) {
+            tc_ifunc_pkg_unload(pkg);
+            pkg = NULL;
+        }
+    }
+    free(path);
+    if (pkg != NULL) {
+        ucs_info("ifunc: registered package '%s' from %s on the arrival of its first "
+                 "frame", pkg->name, pkg->manifest);
+    }
+    return pkg;
+}
+
 ucs_status_t ucp_register_ifunc(ucp_context_h context, const char *ifunc_name,
                                 ucp_ifunc_h *ifunc_p)
 {
-    const char *path = tc_ifunc_config_get()->pkg_path;
-    char *copy, *entry, *save = NULL;
+    char *path = NULL, *entry, *save = NULL;
     tc_ifunc_pkg_h pkg;
     ucp_ifunc_h ih;
     uint32_t id;
@@ -121,16 +174,16 @@ ucs_status_t ucp_register_ifunc(ucp_context_h context, const char *ifunc_name,
     pkg = tc_ifunc_pkg_find_element(ifunc_name, &id);
     if (pkg != NULL) {
         tc_ifunc_pkg_ref(pkg);
-    } else if ((path != NULL) && ((copy = strdup(path)) != NULL)) {
-        for (entry = strtok_r(copy, ":", &save); (entry != NULL) && (pkg == NULL);
+    } else if ((path = tc_ucp_ifunc_search_path()) != NULL) {
+        for (entry = strtok_r(path, ":", &save); (entry != NULL) && (pkg == NULL);
              entry = strtok_r(NULL, ":", &save)) {
             pkg = tc_ucp_ifunc_search(entry, ifunc_name, &id);
         }
-        free(copy);
+        free(path);
     }
     if (pkg == NULL) {
-        ucs_error("ifunc '%s' is in no loaded package nor in UCX_TC_IFUNC_PKG_PATH",
-                  ifunc_name);
+        ucs_error("ifunc '%s' is in no loaded package, nor in UCX_IFUNC_LIB_DIR or "
+                  "UCX_TC_IFUNC_PKG_PATH", ifunc_name);
         return UCS_ERR_NO_ELEM;
     }
 
@@ -225,6 +278,11 @@ ucs_status_t ucp_ifunc_msg_create(ucp_ifunc_h ifunc_h, void *source_args,
     msg_p->frame_size = tc_ifunc_frame_stamp(frame, &ifunc_h->desc, TC_FRAME_INJECTED,
                                              0, 0, TC_FRAME_SENDER_NONE,
                                              (uint32_t)size);
+    /* the name, so that a receiver that has not registered it can */
+    if (strlen(ifunc_h->pkg->name) < TC_FRAME_PKG_NAME_MAX) {
+        strcpy(((tc_frame_hdr_t*)frame)->pkg_name, ifunc_h->pkg->name);
+        ((tc_frame_hdr_t*)frame)->flags |= TC_FRAME_F_NAMED;
+    }
     return UCS_OK;
 
 err_unmap:
@@ -364,6 +422,7 @@ static tc_ifunc_rx_t *tc_ucp_ifunc_receiver(void)
             rx->trailer_timeout = config->trailer_timeout;
             rx->rank            = -1;
             rx->stats           = &tc_ucp_ifunc_stats;
+            rx->autoload        = tc_ucp_ifunc_autoload;
             tc_code_cache_init(&rx->cache, config->cache_entries);
             __atomic_store_n(&tc_ucp_ifunc_rx, rx, __ATOMIC_RELEASE);
         }
