@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+#
+# Two-Chains beside a CPU hog, with the defaults (wait policy included):
+# stress-ng --cpu 2 --cpu-load 60 on this 2-core machine while
+#  - the ifunc demo (2 processes: streaming indirect_put and server_side_sum
+#    frames checked element by element and summed exactly, then a ping-pong
+#    per mode) runs Local, Injected and Cached frames, and
+#  - ifunc_probe (4 processes: 3 senders stream every jam in every mode into
+#    rank 0 through a ring of 4 slots, so credits stall and wrap) checks
+#    every effect exactly,
+# each in copy and inplace placement, over posix and tcp. Every run must
+# verify all effects with zero rejects, and finish in its time bound.
+# TC_STRESS_ROUNDS repeats the matrix (4 in make check, ~25 s; 100 in
+# make check-long).
+#
+set -euo pipefail
+: "${TC_SRCDIR:?}" "${TC_BUILDDIR:?}"
+rounds=${TC_STRESS_ROUNDS:-4}
+run=$TC_BUILDDIR/src/tools/twochains-run
+pkgs=$TC_BUILDDIR/test/twochains-pkgs
+work=$(mktemp -d /tmp/tc-stress.XXXXXX)
+hog=
+cleanup() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+command -v stress-ng >/dev/null || { echo "FAIL: stress-ng is missing (contrib/setup-deps.sh installs it)"; exit 1; }
+unset UCX_TC_WAIT_POLICY       # the defaults, as users run them
+
+mk() { sed -n "s/^$1 = //p" "$TC_BUILDDIR/test/Makefile"; }
+read -r -a ucx <<<"$(mk UCX_CPPFLAGS) $(mk UCX_LDFLAGS) $(mk UCX_LIBS)"
+read -r -a san <<<"${TC_SAN_FLAGS:-}"
+"$(mk CC)" -O2 "$TC_SRCDIR/contrib/examples/ifunc_demo.c" -o "$work/ifunc_demo" \
+    -I"$TC_SRCDIR/ucx_ext/api" -I"$TC_BUILDDIR/ucx_ext/api" "${san[@]}" \
+    -L"$TC_BUILDDIR/ucx_ext/.libs" -Wl,-rpath,"$TC_BUILDDIR/ucx_ext/.libs" -ltwochains \
+    "${ucx[@]}" -pthread
+
+stress-ng --cpu 2 --cpu-load 60 --timeout 3600 >/dev/null 2>&1 &
+hog=$!
+sleep 0.5
+kill -0 "$hog" 2>/dev/null || { echo "FAIL: stress-ng did not start"; exit 1; }
+
+runs=0 failed=0
+check() {   # check NAME LOG EXPECTED-PATTERN COUNT
+    local n
+    n=$(grep -Ec -- "$3" "$2" || true)
+    if [ "$n" != "$4" ] || grep -Eq 'UCX +(WARN|ERROR|FATAL)|timed out|rejected [1-9]|frames rejected|FAILED' "$2"; then
+        echo "FAIL: $1 (expected $4 lines /$3/, got $n):"; tail -20 "$2"; failed=$((failed + 1))
+    fi
+}
+for round in $(seq "$rounds"); do
+    for tls in posix,self tcp,self; do
+        for placement in copy inplace; do
+            log=$work/demo.log
+            UCX_TLS=$tls UCX_TC_IFUNC_PLACEMENT=$placement "$run" -n 2 --timeout 120 -- \
+                "$work/ifunc_demo" -P "$pkgs" -n 300 >"$log" 2>&1 || true
+            check "demo round $round $tls $placement" "$log" \
+                '(array verified; server_side_sum: 100 frames, sum -?[0-9]+ verified)|(latency over)|(all effects verified)' 7
+            runs=$((runs + 1))
+            log=$work/probe.log
+            UCX_TLS=$tls "$run" -n 4 --timeout 120 -- "$TC_BUILDDIR/test/ifunc_probe" \
+                -n 30 -d 4 -e -p "$placement" >"$log" 2>&1 || true
+            check "probe round $round $tls $placement" "$log" 'ifunc_probe rank [0-3]: OK' 4
+            runs=$((runs + 1))
+        done
+    done
+    echo "stress round $round: $((runs - failed)) of $runs runs verified so far"
+done
+[ "$failed" = 0 ] || { echo "FAIL: $failed of $runs stressed runs"; exit 1; }
+echo "PASS: $runs runs beside stress-ng --cpu 2 --cpu-load 60, every effect verified, 0 rejects"
