@@ -28,7 +28,9 @@ for _ in $(seq 1 500); do
 done
 [ "$(grep -c '\] ready' "$out")" -ge 4 ] || { cat "$out"; echo "FAIL: hosts never got ready"; kill $pid; exit 1; }
 sleep 0.3
-ns=$(ip netns list | grep -o 'tcc[0-9]*h2' | head -1)
+# this run's cluster, not another test's: cluster.sh names its hosts after
+# its own pid (tcc<pid>h<i>), and $pid is that process
+ns=$(ip netns list | grep -o "tcc${pid}h2" | head -1)
 [ -n "$ns" ] || { cat "$out"; echo "FAIL: host 2's namespace not found"; kill $pid; exit 1; }
 ip -n "$ns" link set eth0 down
 echo "cut: $ns eth0 down"
