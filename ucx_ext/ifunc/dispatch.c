@@ -49,9 +49,6 @@
 
 #define TC_IFUNC_MAX_LINKS 1024
 
-typedef void (*tc_ifunc_main_fn_t)(void *payload, size_t payload_size,
-                                   void *target_args);
-
 void tc_ifunc_ring_init(tc_ifunc_ring_t *ring, uint8_t *base, int peer,
                         uint32_t depth)
 {
@@ -226,7 +223,7 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
     const tc_ifunc_element_t *e = NULL;
     tc_ifunc_reject_t reason;
     tc_code_entry_t *entry = NULL;
-    tc_ifunc_main_fn_t fn;
+    tc_jam_main_fn_t fn;
     tc_ifunc_pkg_h pkg;
     uint64_t hash, evictions;
     void **got;
@@ -326,7 +323,7 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
         /* compact mode: the slot is RWX; our table into the GOT slot */
         memcpy(code + got_rel, &got, sizeof(got));
         __builtin___clear_cache((char*)code, (char*)code + h->code_size);
-        fn = (tc_ifunc_main_fn_t)(void*)(code + entry_rel);
+        fn = (tc_jam_main_fn_t)(void*)(code + entry_rel);
     }
     fn(payload, h->payload_size, rx->target_args);
     return TC_IFUNC_REJECT_NONE;

@@ -135,14 +135,12 @@ tc_code_entry_t *tc_code_cache_install(tc_code_cache_t *cache, uint64_t hash,
 static inline void tc_code_entry_run(tc_code_entry_t *entry, void *payload,
                                      size_t payload_size, void *target_args)
 {
-    typedef void (*tc_code_main_fn_t)(void*, size_t, void*);
-
     if (entry->data_init != NULL) {
         memcpy(entry->code + entry->data_rel, entry->data_init,
                entry->size - entry->data_rel);
     }
-    ((tc_code_main_fn_t)(void*)(entry->code + entry->entry_rel))(payload, payload_size,
-                                                                  target_args);
+    ((tc_jam_main_fn_t)(void*)(entry->code + entry->entry_rel))(payload, payload_size,
+                                                                 target_args);
 }
 
 
