@@ -24,8 +24,8 @@
  * direction and exits non-zero on any mismatch.
  */
 #include <ucp/api/ucp.h>
-#include <twochains/bootstrap.h>
 
+#include "public_api_peer.h"   /* contrib/examples: addresses, barrier, flush */
 #include "sweep_pattern.h"
 
 #include <inttypes.h>
@@ -40,19 +40,15 @@
 #define GARBAGE    42
 #define HANDBACK   0x3c
 
-static ucp_context_h ctx;
-static ucp_worker_h  worker;
-static ucp_ep_h      ep;
-static ucp_rkey_h    rkey;
-static uint8_t       *heap;
-static uint64_t      peer_heap;
-static tc_bootstrap_h boot;
-static int           rank;
+static ucp_context_h     ctx;
+static ucp_worker_h      worker;
+static uint8_t           *heap;
+static public_api_peer_t peer;
 
 static void check(ucs_status_t status, const char *what)
 {
     if (status != UCS_OK) {
-        fprintf(stderr, "public_probe rank %d: %s: %s\n", rank, what,
+        fprintf(stderr, "public_probe rank %d: %s: %s\n", peer.rank, what,
                 ucs_status_string(status));
         exit(1);
     }
@@ -60,41 +56,12 @@ static void check(ucs_status_t status, const char *what)
 
 static void flush(void)
 {
-    ucp_request_param_t param = {0};
-    ucs_status_ptr_t req      = ucp_worker_flush_nbx(worker, &param);
-
-    if (UCS_PTR_IS_ERR(req)) {
-        check(UCS_PTR_STATUS(req), "flush");
-    }
-    if (req != NULL) {
-        while (ucp_request_check_status(req) == UCS_INPROGRESS) {
-            ucp_worker_progress(worker);
-        }
-        ucp_request_free(req);
-    }
-}
-
-/* A barrier that keeps the worker progressing (emulated puts over tcp) */
-static volatile int barrier_done;
-
-static void *barrier_thread(void *arg)
-{
-    (void)arg;
-    tc_bootstrap_barrier(boot);
-    __atomic_store_n(&barrier_done, 1, __ATOMIC_RELEASE);
-    return NULL;
+    public_api_flush(&peer);
 }
 
 static void barrier(void)
 {
-    pthread_t thread;
-
-    barrier_done = 0;
-    pthread_create(&thread, NULL, barrier_thread, NULL);
-    while (!__atomic_load_n(&barrier_done, __ATOMIC_ACQUIRE)) {
-        ucp_worker_progress(worker);
-    }
-    pthread_join(thread, NULL);
+    public_api_barrier(&peer);
 }
 
 static void poll_until_run(void *buffer, size_t size, sweep_target_t *t)
@@ -135,7 +102,8 @@ static int greet(int sender)
         check(ucp_ifunc_msg_create(ih, (void*)hello, sizeof(hello), &msg),
               "ucp_ifunc_msg_create greet");
         for (i = 0; i < 2; ++i) {
-            check(ucp_ifunc_send_nbix(ep, msg, peer_heap + (uint64_t)i * 8192, rkey),
+            check(ucp_ifunc_send_nbix(peer.ep, msg, peer.peer_heap + (uint64_t)i * 8192,
+                                      peer.rkey),
                   "ucp_ifunc_send_nbix");
             flush();
         }
@@ -188,7 +156,8 @@ static int sweep(int sender, int min_log, int max_log)
         barrier();
         for (i = 0; i < iters; ++i) {
             if (sender) {
-                check(ucp_ifunc_send_nbix(ep, msg, peer_heap + (i % n_slots) * slot, rkey),
+                check(ucp_ifunc_send_nbix(peer.ep, msg, peer.peer_heap + (i % n_slots) * slot,
+                                          peer.rkey),
                       "ucp_ifunc_send_nbix");
                 if ((i + 1) % n_slots == 0) {      /* the ring is full: wait for it */
                     flush();
@@ -201,8 +170,8 @@ static int sweep(int sender, int min_log, int max_log)
                 poll_until_run(heap + (i % n_slots) * slot, slot, &t);
                 if ((i + 1) % n_slots == 0) {
                     static uint8_t give = HANDBACK;
-                    ucs_status_t s = ucp_put_nbi(ep, &give, 1, peer_heap + HEAP_SIZE - 1,
-                                                 rkey);
+                    ucs_status_t s = ucp_put_nbi(peer.ep, &give, 1,
+                                                 peer.peer_heap + HEAP_SIZE - 1, peer.rkey);
                     if ((s != UCS_OK) && (s != UCS_INPROGRESS)) {
                         check(s, "ucp_put_nbi");
                     }
@@ -224,7 +193,7 @@ static int sweep(int sender, int min_log, int max_log)
         bad = (t.runs != frames) || (t.bytes != expect_bytes) || (t.bad != 0);
         printf("public_probe: sweep %d B to %d B from rank %d, back to back: %" PRIu64
                " of %" PRIu64 " frames ran, %" PRIu64 " bytes, %" PRIu64
-               " bytes off the pattern: %s\n", 1 << min_log, 1 << max_log, 1 - rank,
+               " bytes off the pattern: %s\n", 1 << min_log, 1 << max_log, 1 - peer.rank,
                t.runs, frames, t.bytes, t.bad, bad ? "WRONG" : "every byte verified");
     }
     fflush(stdout);
@@ -236,14 +205,9 @@ int main(int argc, char **argv)
     ucp_params_t params         = {0};
     ucp_worker_params_t wparams = {0};
     ucp_mem_map_params_t mp     = {0};
-    ucp_ep_params_t ep_params   = {0};
     ucp_mem_attr_t attr;
-    size_t rkey_len, addr_len, lens[2];
     int both = 1, with_greet = 1, max_log = 20, opt, bad = 0;
-    void *rkey_buf, *all;
-    ucp_address_t *addr;
     ucp_mem_h memh;
-    uint8_t *blob, *p;
 
     while ((opt = getopt(argc, argv, "d:gm:")) != -1) {
         switch (opt) {
@@ -255,8 +219,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    check(tc_bootstrap_create_from_env(&boot), "bootstrap");
-    rank = tc_bootstrap_rank(boot);
+    check(tc_bootstrap_create_from_env(&peer.boot), "bootstrap");
+    peer.rank = tc_bootstrap_rank(peer.boot);
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
     params.features   = UCP_FEATURE_RMA;
     check(ucp_init(&params, NULL, &ctx), "ucp_init");
@@ -272,56 +236,22 @@ int main(int argc, char **argv)
     heap = attr.address;
     memset(heap, 17, HEAP_SIZE);         /* anything but a frame */
 
-    check(ucp_rkey_pack(ctx, memh, &rkey_buf, &rkey_len), "ucp_rkey_pack");
-    check(ucp_worker_get_address(worker, &addr, &addr_len), "ucp_worker_get_address");
-    blob      = malloc(24 + rkey_len + addr_len);
-    peer_heap = (uintptr_t)heap;
-    memcpy(blob, &peer_heap, 8);
-    memcpy(blob + 8, &rkey_len, 8);
-    memcpy(blob + 16, &addr_len, 8);
-    memcpy(blob + 24, rkey_buf, rkey_len);
-    memcpy(blob + 24 + rkey_len, addr, addr_len);
-    check(tc_bootstrap_allgatherv(boot, blob, 24 + rkey_len + addr_len, &all, lens),
-          "allgatherv");
-    p = (uint8_t*)all + ((rank == 0) ? lens[0] : 0);
-    memcpy(&peer_heap, p, 8);
-    memcpy(&rkey_len, p + 8, 8);
-    memcpy(&addr_len, p + 16, 8);
-    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep_params.address    = (const ucp_address_t*)(p + 24 + rkey_len);
-    check(ucp_ep_create(worker, &ep_params, &ep), "ucp_ep_create");
-    check(ucp_ep_rkey_unpack(ep, p + 24, &rkey), "ucp_ep_rkey_unpack");
-    free(all);
-    free(blob);
-    ucp_rkey_buffer_release(rkey_buf);
-    ucp_worker_release_address(worker, addr);
+    public_api_connect(&peer, ctx, worker, memh, heap);
     flush();
     barrier();
 
     if (with_greet) {
-        bad += greet(rank == 1);
+        bad += greet(peer.rank == 1);
     }
-    bad += sweep(rank == 1, 0, max_log);
+    bad += sweep(peer.rank == 1, 0, max_log);
     if (both) {
-        bad += sweep(rank == 0, 0, max_log);
+        bad += sweep(peer.rank == 0, 0, max_log);
     }
 
-    barrier();
-    ucp_rkey_destroy(rkey);
-    {
-        ucp_request_param_t close_param = {0};
-        ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &close_param);
-        while (UCS_PTR_IS_PTR(req) && (ucp_request_check_status(req) == UCS_INPROGRESS)) {
-            ucp_worker_progress(worker);
-        }
-        if (UCS_PTR_IS_PTR(req)) {
-            ucp_request_free(req);
-        }
-    }
-    barrier();
+    public_api_disconnect(&peer);
     ucp_mem_unmap(ctx, memh);
     ucp_worker_destroy(worker);
     ucp_cleanup(ctx);
-    tc_bootstrap_destroy(boot);
+    tc_bootstrap_destroy(peer.boot);
     return bad ? 1 : 0;
 }

@@ -49,7 +49,7 @@ $cc -std=c11 -fsyntax-only "${api[@]}" -I"$TC_SRCDIR/toolchain/api" "${ucx[@]}" 
 
 # the program, built as a user builds a public-API program
 $cc -O2 -Wall -Wextra -Werror -include twochains/ucp_ifunc.h "${api[@]}" -I"$here" \
-    "$here/public_probe.c" "${san[@]}" \
+    "$here/public_probe.c" -I"$TC_SRCDIR/contrib/examples" "${san[@]}" \
     -o "$work/public_probe" -L"$TC_BUILDDIR/ucx_ext/.libs" \
     -Wl,-rpath,"$TC_BUILDDIR/ucx_ext/.libs" -ltwochains "${ucx[@]}" -lpthread ||
     fail "building public_probe.c with -include twochains/ucp_ifunc.h"
