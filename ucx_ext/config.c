@@ -27,8 +27,6 @@ const char *tc_wait_policy_names[] = {
     [TC_WAIT_LAST]  = NULL
 };
 
-static const char *tc_smc_mode_names[] = {"urgent", "batched", NULL};
-
 static ucs_config_field_t tc_config_table[] = {
     {"WAIT_POLICY", "pause",
      "How an idle progress loop waits for the next remote store:\n"
@@ -79,36 +77,6 @@ static ucs_config_field_t tc_config_table[] = {
      "Longest any bootstrap step (connect, allgather, barrier) may take\n"
      "before it fails with a timeout.",
      ucs_offsetof(tc_config_t, boot_timeout), UCS_CONFIG_TYPE_TIME},
-
-    {"SMC_MODE", "urgent",
-     "Small-message multicast mode of new groups: urgent (push every message\n"
-     "and every receive report at once) or batched (push committed slots and\n"
-     "receive reports in batches).",
-     ucs_offsetof(tc_config_t, smc_mode), UCS_CONFIG_TYPE_ENUM(tc_smc_mode_names)},
-
-    {"SMC_BATCH", "64",
-     "Batched mode: push once this many committed messages are pending.",
-     ucs_offsetof(tc_config_t, smc_batch), UCS_CONFIG_TYPE_UINT},
-
-    {"SMC_FLUSH_US", "50us",
-     "Batched mode: push a partial batch once its oldest message waited this\n"
-     "long (0: on every pass of the progress engine).",
-     ucs_offsetof(tc_config_t, smc_flush), UCS_CONFIG_TYPE_TIME},
-
-    {"HEARTBEAT_INTERVAL", "10ms",
-     "Replication groups: how often a member pushes its heartbeat through the SST.",
-     ucs_offsetof(tc_config_t, heartbeat), UCS_CONFIG_TYPE_TIME},
-
-    {"SUSPECT_TIMEOUT", "1s",
-     "Replication groups: a member whose heartbeat has not moved for this long\n"
-     "is suspected, the group wedges and installs a view without it.",
-     ucs_offsetof(tc_config_t, suspect_timeout), UCS_CONFIG_TYPE_TIME},
-
-    {"GROUP_TIMEOUT", "30s",
-     "Replication groups: a blocking call (a send waiting for the window, flush,\n"
-     "close) fails with UCS_ERR_TIMED_OUT after this long without progress\n"
-     "anywhere in the group (nothing sent, received or delivered).",
-     ucs_offsetof(tc_config_t, group_timeout), UCS_CONFIG_TYPE_TIME},
 
     {NULL}
 };

@@ -16,6 +16,7 @@
  *    max_sends_in_flight in all.
  */
 #include "rdmc/engine.hpp"
+#include "common/contained_call.hpp"
 
 #include "sst/region.hpp"
 
@@ -769,20 +770,8 @@ private:
         if (!cb) {
             return;
         }
-        try {
-            cb(ti);
-        } catch (const std::exception &e) {
-            report_callback_error(e.what());
-        } catch (...) {
-            report_callback_error("unknown exception");
-        }
-    }
-
-    void report_callback_error(const char *what)
-    {
-        if (callback_errors_++ == 0) {
-            ucs_warn("rdmc: callback threw (%s); contained", what);
-        }
+        call_contained("rdmc: callback", "the transfer goes on", [&] { cb(ti); },
+                       [this] { return callback_errors_++; });
     }
 
     ucs_status_t progress_transfer(int r, unsigned &events)

@@ -28,7 +28,7 @@
 #endif
 
 #include "bootstrap_int.h"
-#include "sock.h"
+#include <twochains/sock.h>
 
 #include <base/debug.h>
 

@@ -5,7 +5,7 @@
 #  include "config.h"
 #endif
 
-#include "sock.h"
+#include <twochains/sock.h>
 
 #include <ucs/debug/log_def.h>
 #include <arpa/inet.h>

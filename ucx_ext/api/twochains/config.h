@@ -32,13 +32,6 @@ typedef struct tc_config {
     int              size;             /**< UCX_TC_SIZE, 0 when unset */
     int              listen_fd;        /**< UCX_TC_LISTEN_FD, -1 when unset */
     double           boot_timeout;     /**< UCX_TC_BOOTSTRAP_TIMEOUT, seconds */
-    /* replication layer */
-    unsigned         smc_mode;         /**< UCX_TC_SMC_MODE: 0 urgent, 1 batched */
-    unsigned         smc_batch;        /**< UCX_TC_SMC_BATCH: B */
-    double           smc_flush;        /**< UCX_TC_SMC_FLUSH_US: T, seconds */
-    double           heartbeat;        /**< UCX_TC_HEARTBEAT_INTERVAL, seconds */
-    double           suspect_timeout;  /**< UCX_TC_SUSPECT_TIMEOUT, seconds */
-    double           group_timeout;    /**< UCX_TC_GROUP_TIMEOUT, seconds */
 } tc_config_t;
 
 /**

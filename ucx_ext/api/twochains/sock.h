@@ -2,12 +2,13 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * Stream sockets with deadlines: the one implementation behind the TCP
- * bootstrap and the group's join service. Every call that waits does so in
- * poll() against an absolute deadline on tc_sock_now()'s clock, so no call
- * blocks past it. Internal: not installed.
+ * bootstrap, exported for the layers built on this runtime (the replication
+ * layer's join service) so that they do not grow a second one. Every call
+ * that waits does so in poll() against an absolute deadline on
+ * tc_sock_now()'s clock, so no call blocks past it.
  */
-#ifndef TC_BOOTSTRAP_SOCK_H_
-#define TC_BOOTSTRAP_SOCK_H_
+#ifndef TWOCHAINS_SOCK_H_
+#define TWOCHAINS_SOCK_H_
 
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>

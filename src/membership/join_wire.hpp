@@ -10,6 +10,7 @@
  */
 #pragma once
 
+#include "api/group.hpp"
 #include "common/ucp_handles.hpp"
 
 #include <ucs/type/status.h>
@@ -37,6 +38,9 @@ struct request {
     uint32_t smc_batched;
     uint32_t reserved;
 };
+
+/* The request a joiner with @a p sends; a sponsor compares it with its own. */
+request request_for(const group_params &p);
 
 struct reply {
     uint32_t magic;

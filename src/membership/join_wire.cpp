@@ -1,9 +1,9 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  */
-#include "api/join.hpp"
+#include "membership/join_wire.hpp"
 
-#include <bootstrap/sock.h>
+#include <twochains/sock.h>
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -11,6 +11,20 @@
 #include <sys/socket.h>
 
 namespace tc::join {
+
+request request_for(const group_params &p)
+{
+    request r{};
+    r.magic            = kRequestMagic;
+    r.version          = kVersion;
+    r.max_payload      = p.max_payload;
+    r.rdmc_max_message = p.rdmc_max_message;
+    r.rdmc_block       = p.rdmc_block;
+    r.window           = p.window;
+    r.mode             = static_cast<uint32_t>(p.mode);
+    r.smc_batched      = p.smc ? (*p.smc == smc_mode::batched) + 1 : 0;
+    return r;
+}
 
 void socket_fd::reset(int fd)
 {

@@ -1,0 +1,131 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * What every component of one view of a group shares: the node, the
+ * parameters and settings, the pusher, the SST and the slot region, the
+ * view's maps, the member's state and the counters. The composition root
+ * (group_impl) owns it; each component holds a reference and writes only
+ * its own columns (group/row.hpp).
+ *
+ * Threads: the engine's thread; threaded senders read the state, the
+ * counters and their own slots only.
+ */
+#pragma once
+
+#include "api/group.hpp"
+#include "group/row.hpp"
+#include "group/state.hpp"
+#include "group/stats.hpp"
+#include "group/view_map.hpp"
+#include "smc/slot.hpp"
+#include "sst/region.hpp"
+#include "sst/table.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+
+namespace tc {
+
+inline double now_s()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+}
+
+/* The parameters and UCX_TC_* knobs resolved once per view. */
+struct group_settings {
+    unsigned window        = 0;
+    unsigned batch         = 1;
+    size_t   stride        = 0;    /* bytes per slot */
+    double   flush_s       = 0;
+    bool     batched       = false;
+    bool     threaded      = false;
+    double   heartbeat_s   = 0.01;
+    double   suspect_s     = 1.0;
+    double   wait_timeout_s = 30.0;
+    double   boot_timeout_s = 30.0;
+
+    /* UCX_TC_* read here; parse errors are logged by UCX's parser */
+    static ucs_status_t resolve(const group_params &p, group_settings &out);
+};
+
+class group_context {
+public:
+    using column = sst::column<int64_t>;
+
+    group_context(ucp_node &n, const group_params &p, const group_settings &s, view creation)
+        : node(n), params(p), settings(s), pusher(n), map(std::move(creation), n.rank())
+    {
+        cols = row_columns::lay_out(layout, map.creation_sender_count());
+    }
+
+    ucp_node                             &node;
+    const group_params                   params;
+    const group_settings                 settings;
+    sst::pusher                          pusher;
+    sst::layout                          layout;
+    row_columns                          cols;
+    std::unique_ptr<sst::table>          table;
+    std::unique_ptr<sst::mirrored_region> slots;
+    view_map                             map;
+    group_state                          state;
+    group_counters                       stats;
+    bool                                 failed = false;   /* protocol error: see state.hpp */
+    std::atomic<bool>                    closed{false};    /* close() was called */
+
+    int64_t epoch() const { return map.epoch(); }
+    int me() const { return map.my_row(); }
+
+    /* @a row is an original member index. Counters of a row still in an
+     * older (or newer) epoch read as zero: they belong to another view. The
+     * epoch is read first; a member resets its counters, fences, then
+     * publishes its new epoch. */
+    int64_t get(int row, column c, size_t i = 0) const
+    {
+        if (cols.is_counter(c) && row != me() && table->get(row, cols.epoch) != epoch()) {
+            return 0;
+        }
+        return table->get(row, c, i);
+    }
+    int64_t raw(int row, column c, size_t i = 0) const { return table->get(row, c, i); }
+    int64_t mine(column c, size_t i = 0) const { return table->get(me(), c, i); }
+    void set(column c, int64_t v, size_t i = 0) { table->set(c, i, v); }
+    ucs_status_t push(column c, sst::put_purpose purpose)
+    {
+        return table->push(pusher, c, purpose);
+    }
+    ucs_status_t push(column first, column last, sst::put_purpose purpose)
+    {
+        return table->push(pusher, first, last, purpose);
+    }
+    /* over the members of the current view */
+    int64_t min_over_members(column c) const
+    {
+        int64_t m = INT64_MAX;
+        for (int row : map.rows()) {
+            m = std::min(m, get(row, c));
+        }
+        return m;
+    }
+    uint64_t suspected() const { return static_cast<uint64_t>(mine(cols.suspected)); }
+
+    /* view sender @a sender's slot @a index, at its original position */
+    std::byte *slot(int sender, int64_t index) const
+    {
+        return slots->base() +
+               (map.sender_column(sender) * settings.window + index % settings.window) *
+                       settings.stride;
+    }
+    smc::slot_header *header(int sender, int64_t index) const
+    {
+        return reinterpret_cast<smc::slot_header*>(slot(sender, index));
+    }
+
+    /* The first error stops the ordinary protocol here; logged once. */
+    void fail_on(ucs_status_t status);
+
+    uint64_t count(uint64_t group_stats::*field, uint64_t n = 1) { return stats.count(field, n); }
+};
+
+} // namespace tc

@@ -1,0 +1,536 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ */
+#include "group/group_impl.hpp"
+
+#include "group/group_config.h"
+#include "order/sequence.hpp"
+
+#include <twochains/config.h>
+#include <ucs/debug/log_def.h>
+
+#include <algorithm>
+
+namespace tc {
+
+using sst::put_purpose;
+
+ucs_status_t group_settings::resolve(const group_params &p, group_settings &out)
+{
+    tc_config_t base;
+    ucs_status_t status = tc_config_read(&base);
+    if (status != UCS_OK) {
+        return status;
+    }
+    const double boot_timeout = base.boot_timeout;
+    tc_config_release(&base);
+    tc_group_config_t config;
+    status = tc_group_config_read(&config);
+    if (status != UCS_OK) {
+        return status;
+    }
+    group_settings s;
+    s.window         = p.window;
+    s.stride         = smc::slot_stride(p.max_payload);
+    s.batched        = p.smc.value_or(config.smc_mode ? smc_mode::batched : smc_mode::urgent) ==
+                       smc_mode::batched;
+    s.batch          = std::max(1u, std::min(p.batch.value_or(config.smc_batch), s.window));
+    s.flush_s        = p.flush_us ? *p.flush_us * 1e-6 : config.smc_flush;
+    s.threaded       = p.threaded_senders;
+    s.heartbeat_s    = config.heartbeat;
+    s.suspect_s      = config.suspect_timeout;
+    s.wait_timeout_s = config.group_timeout;
+    s.boot_timeout_s = boot_timeout;
+    out              = s;
+    return UCS_OK;
+}
+
+void group_context::fail_on(ucs_status_t status)
+{
+    if (status != UCS_OK && !failed) {
+        failed = true;
+        ucs_error("group: protocol error %s; this member stops processing",
+                  ucs_status_string(status));
+    }
+}
+
+namespace {
+
+view creation_view(const group_params &p, std::vector<int> senders, int64_t epoch)
+{
+    view v;
+    v.epoch   = epoch;
+    v.members = p.members;
+    v.senders = std::move(senders);
+    return v;
+}
+
+/* The regions of a view, created collectively in this order by members
+ * and non-members alike (a non-member shares nothing and gets none). */
+struct view_regions {
+    std::unique_ptr<sst::table>           table;
+    std::unique_ptr<sst::mirrored_region> slots, exchange;
+};
+
+ucs_status_t create_view_regions(ucp_node &node, const group_params &p, const sst::layout &row,
+                                 size_t slot_bytes, view_regions &out)
+{
+    ucs_status_t status = sst::table::create(node, p.members, row, out.table);
+    if (status == UCS_OK) {
+        status = sst::mirrored_region::create(node, p.members, slot_bytes, out.slots);
+    }
+    if (status == UCS_OK && membership::view_exchange::rebuilds_on_failure(p)) {
+        status = sst::mirrored_region::create(
+                node, p.members,
+                membership::view_exchange::region_bytes(static_cast<int>(p.members.size())),
+                out.exchange);
+    }
+    return status;
+}
+
+} // namespace
+
+group_impl::group_impl(ucp_node &node, const group_params &params, std::vector<int> senders,
+                       const group_settings &settings, int64_t epoch)
+    : ctx_(node, params, settings, creation_view(params, std::move(senders), epoch)),
+      large_(ctx_),
+      wait_(ctx_, [this] { return static_cast<uint64_t>(send_.reserved() + send_.pushed()); },
+            [this](ucs_log_level_t level) { log_sender(level); }),
+      receive_(ctx_, deliver_, large_), deliver_(ctx_, receive_, large_),
+      send_(ctx_, receive_, wait_), detect_(ctx_), change_(ctx_, send_, deliver_),
+      exchange_(ctx_), joins_(ctx_)
+{
+}
+
+group_impl::~group_impl()
+{
+    if (poller_id_ >= 0) {
+        tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
+    }
+}
+
+ucs_status_t group_impl::init()
+{
+    const auto &s = ctx_.settings;
+    view_regions regions;
+    ucs_status_t status = create_view_regions(
+            ctx_.node, ctx_.params, ctx_.layout,
+            s.stride * s.window * static_cast<size_t>(ctx_.map.sender_count()), regions);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ctx_.table = std::move(regions.table);
+    ctx_.slots = std::move(regions.slots);
+    exchange_.adopt(std::move(regions.exchange));
+    ctx_.map.set_my_row(ctx_.table->my_index());
+    detect_.restart_clocks();
+    ctx_.set(ctx_.cols.epoch, ctx_.epoch());
+    status = ctx_.push(ctx_.cols.epoch, put_purpose::other);
+    if (status != UCS_OK) {
+        return status;
+    }
+    add_protocol_predicates();
+    ucs_debug("group: %d members, %d senders, window %u, slot %zu bytes, %s, smc %s "
+              "(batch %u, flush %.0f us)", ctx_.map.member_count(), ctx_.map.sender_count(),
+              s.window, s.stride,
+              ctx_.params.mode == delivery_mode::ordered ? "ordered" : "raw",
+              s.batched ? "batched" : "urgent", s.batch, s.flush_s * 1e6);
+    return UCS_OK;
+}
+
+ucs_status_t group_impl::add_large_messages()
+{
+    if (ctx_.params.rdmc_max_message == 0) {
+        return UCS_OK;
+    }
+    std::unique_ptr<rdmc::engine> engine;
+    ucs_status_t status = large_messages::create_engine(ctx_.node, ctx_.params, &large_, engine);
+    if (status == UCS_OK) {
+        large_.attach(std::move(engine));
+        send_.allow_large(std::max(ctx_.params.max_payload, ctx_.params.rdmc_max_message));
+    }
+    return status;
+}
+
+ucs_status_t group_impl::take_part_as_outsider(ucp_node &node, const group_params &p)
+{
+    view_regions none;
+    ucs_status_t status = create_view_regions(node, p, sst::layout{}, 0, none);
+    if (status == UCS_OK && p.rdmc_max_message > 0) {
+        std::unique_ptr<rdmc::engine> no_engine;
+        status = large_messages::create_engine(node, p, nullptr, no_engine);
+    }
+    return status;
+}
+
+ucs_status_t group_impl::start()
+{
+    detect_.restart_clocks();
+    ucs_status_t status = tc_progress_poller_add(ctx_.node.engine(), &group_impl::poll, this,
+                                                 &poller_id_);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (ctx_.params.on_view) {
+        ctx_.params.on_view(ctx_.map.current());
+    }
+    return UCS_OK;
+}
+
+ucs_status_t group_impl::build_view(ucp_node &node, const group_params &p,
+                                    std::vector<int> senders, int64_t epoch, int sponsor_id,
+                                    bool joiner, std::unique_ptr<group_impl> &out)
+{
+    group_settings settings;
+    ucs_status_t status = group_settings::resolve(p, settings);
+    if (status != UCS_OK) {
+        return status;
+    }
+    auto impl = std::make_unique<group_impl>(node, p, std::move(senders), settings, epoch);
+    status    = impl->init();
+    if (status == UCS_OK) {
+        status = impl->add_large_messages();
+    }
+    std::vector<std::byte> state;
+    if (status == UCS_OK && node.rank() == sponsor_id && p.get_state) {
+        state = p.get_state();
+    }
+    std::vector<std::vector<std::byte>> all;
+    if (status == UCS_OK) {
+        status = node.allgather_blobs(state, all);
+    }
+    if (status == UCS_OK && joiner && p.set_state) {
+        p.set_state(all[sponsor_id]);
+    }
+    if (status == UCS_OK) {
+        status = node.barrier();   /* nobody's first message before the state */
+    }
+    if (status == UCS_OK) {
+        status = impl->start();
+    }
+    if (status == UCS_OK) {
+        out = std::move(impl);
+    }
+    return status;
+}
+
+/* --- the application's calls --------------------------------------------- */
+
+ucs_status_t group_impl::send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+                              bool block, bool urgent)
+{
+    const bool threaded = ctx_.settings.threaded;
+    if (!threaded && send_.holds_buffer()) {
+        ucs_error("group: send while a get_buffer() slot is held");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (size > ctx_.params.max_payload && large_.enabled() && !threaded) {
+        ucs_status_t status = large_.usable();
+        return (status != UCS_OK) ? status : large_.send(size, fill, block, send_, wait_);
+    }
+    return send_.send_slot(size, 0, block, fill, urgent);
+}
+
+ucs_status_t group_impl::flush(bool stable)
+{
+    if (ctx_.closed.load(std::memory_order_acquire)) {
+        return UCS_ERR_NOT_CONNECTED;
+    }
+    const int64_t target = send_.reserved();
+    ucs_status_t status;
+    if (ctx_.settings.threaded) {
+        send_.request_push();
+        status = wait_.until([this, target] { return send_.pushed() >= target; });
+    } else {
+        status = send_.push_now(smc::flush_cause::explicit_call);
+        if (status == UCS_OK) {
+            status = ctx_.pusher.flush();
+        }
+    }
+    const int me = ctx_.map.my_sender();
+    if (status == UCS_OK && stable && me >= 0 && target > 0) {
+        const int64_t last = order::sequence_of(target - 1, me, ctx_.map.sender_count());
+        status = wait_.until([this, last] {
+            return ctx_.min_over_members(ctx_.cols.delivered) - 1 >= last;
+        });
+    }
+    return status;
+}
+
+ucs_status_t group_impl::close()
+{
+    if (ctx_.closed.exchange(true)) {
+        return UCS_OK;
+    }
+    send_.drop_held_buffer();
+    const bool threaded = ctx_.settings.threaded;
+    ucs_status_t status = UCS_OK;
+    if (!threaded) {
+        status = send_.push_now(smc::flush_cause::explicit_call);
+    } else {
+        send_.request_push();
+    }
+    if (status == UCS_OK) {
+        status = set_phase(1);
+    }
+    if (status == UCS_OK) {
+        status = wait_.until([this] { return drained(); });
+    }
+    if (status == UCS_OK) {
+        status = set_phase(2);
+    }
+    if (status == UCS_OK) {
+        status = wait_.until([this] { return ctx_.min_over_members(ctx_.cols.phase) >= 2; });
+    }
+    if (!threaded) {
+        ucs_status_t flushed = ctx_.pusher.flush();
+        status               = (status != UCS_OK) ? status : flushed;
+        tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
+        poller_id_ = -1;
+    }
+    return status;
+}
+
+ucs_status_t group_impl::set_phase(int64_t phase)
+{
+    if (ctx_.settings.threaded) {
+        phase_request_.store(phase, std::memory_order_release);
+        return wait_.until([this, phase] { return ctx_.mine(ctx_.cols.phase) >= phase; });
+    }
+    return push_phase(phase);
+}
+
+ucs_status_t group_impl::push_phase(int64_t phase)
+{
+    /* our final counters must reach everyone before we fall silent */
+    ucs_status_t status = (phase >= 2) ? receive_.push_report(put_purpose::delivery_report) :
+                                         UCS_OK;
+    status = (status != UCS_OK) ? status : ctx_.pusher.fence();
+    ctx_.set(ctx_.cols.phase, phase);
+    status = (status != UCS_OK) ? status : ctx_.push(ctx_.cols.phase, put_purpose::other);
+    if (phase >= 2) {
+        /* our last put: a peer that sees every member drained frees its
+         * regions, so nothing may follow it (not even heartbeats) */
+        ctx_.state.enter(member_state::drained);
+    }
+    return status;
+}
+
+/* Everything any sender sent is delivered at every member. */
+bool group_impl::drained() const
+{
+    if (ctx_.min_over_members(ctx_.cols.phase) < 1) {
+        return false;
+    }
+    const int S  = ctx_.map.sender_count();
+    int64_t last = -1;
+    for (int s = 0; s < S; ++s) {
+        const int64_t sent = ctx_.get(ctx_.map.sender_row(s), ctx_.cols.sent);
+        if (sent > 0) {
+            last = std::max(last, order::sequence_of(sent - 1, s, S));
+        }
+    }
+    if (ctx_.map.my_sender() >= 0 && send_.pushed() < send_.reserved()) {
+        return false; /* our own tail has not gone out yet */
+    }
+    return ctx_.min_over_members(ctx_.cols.delivered) - 1 >= last;
+}
+
+void group_impl::log_sender(ucs_log_level_t level) const
+{
+    ucs_log(level, "group: epoch %ld%s: reserved %ld pushed %ld, delivered-everywhere bound %ld",
+            static_cast<long>(ctx_.epoch()), ctx_.state.changing_view() ? " (wedged)" : "",
+            static_cast<long>(send_.reserved()), static_cast<long>(send_.pushed()),
+            static_cast<long>(send_.free_until() - ctx_.settings.window));
+    if (level == UCS_LOG_LEVEL_ERROR && ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+        large_.dump(stderr);
+    }
+}
+
+/* --- the engine's pass ---------------------------------------------------- */
+
+unsigned group_impl::poll(void *arg)
+{
+    auto *g       = static_cast<group_impl*>(arg);
+    unsigned done = g->ctx_.pusher.reap();
+    if (g->ctx_.state.is(member_state::drained)) {
+        return done;
+    }
+    if (g->joins_.serving()) {
+        done += g->joins_.serve();
+    }
+    return done + g->protocol_.evaluate();
+}
+
+/* The protocol as predicate/trigger pairs, evaluated in this order on every
+ * pass of the engine. */
+void group_impl::add_protocol_predicates()
+{
+    const auto sends = [this] { return ok() && ctx_.map.my_sender() >= 0; };
+
+    /* membership: heartbeats, suspicion, wedge, trim, next view */
+    protocol_.add([this] { return detect_.watching(); }, [this] { return detect_.watch(); });
+    protocol_.add([this] { return change_.must_wedge(); }, [this] { return change_.wedge(); });
+    protocol_.add([this] { return change_.leads(); }, [this] { return change_.lead_trim(); });
+    protocol_.add([this] { return change_.follows(); }, [this] { return change_.follow_trim(); });
+    protocol_.add([this] { return change_.install_due(); }, [this] { return move_on(); });
+
+    /* threaded senders' requests: phase changes for close() */
+    protocol_.add([this] { return phase_request_.load(std::memory_order_acquire) >
+                                  ctx_.mine(ctx_.cols.phase); },
+                  [this] {
+                      ctx_.fail_on(push_phase(phase_request_.load(std::memory_order_acquire)));
+                      return 1u;
+                  });
+
+    /* the data path */
+    protocol_.add([=, this] { return sends() && send_.push_may_be_due(); },
+                  [this] { return send_.push_pending(); });
+    protocol_.add([this] { return receiving() && receive_.new_messages(); },
+                  [this] { return receive_.receive_new(); });
+    protocol_.add([=, this] { return sends() && send_.nulls_needed() > 0; },
+                  [this] { return send_.send_nulls(); });
+    protocol_.add([this] { return ctx_.state.open() && deliver_.stable_beyond_delivered(); },
+                  [this] { return deliver_.deliver_stable(); });
+    protocol_.add([this] { return receiving() && receive_.report_due(); }, [this] {
+        ctx_.fail_on(receive_.push_report(put_purpose::receive_report));
+        return 1u;
+    });
+    protocol_.add([this] { return ok() && receive_.delivery_report_due(); },
+                  [this] { return receive_.push_delivery_report_when_idle(); });
+}
+
+/* --- the next view -------------------------------------------------------- */
+
+unsigned group_impl::move_on()
+{
+    const int64_t admit = change_.admitted();
+    if (admit > 0 && admit_joiner(static_cast<int>(admit - 1))) {
+        return 1;
+    }
+    if (admit == 0 && exchange_.available() && rebuild_over_survivors()) {
+        return 1;
+    }
+    return install_narrowed_view();
+}
+
+/* The survivors go on in this object: same SST and slots, their part. */
+unsigned group_impl::install_narrowed_view()
+{
+    const double took = change_.wedged_for_s();
+    {
+        auto guard      = send_.lock();
+        const view next = ctx_.map.next_view(ctx_.map.survivors(ctx_.suspected()));
+        ctx_.map.enter(next);
+        /* our counters restart for the new epoch: reset, fence, then the
+         * epoch, so that nobody reads old counters as new ones */
+        send_.start_epoch();
+        receive_.start_epoch();
+        deliver_.start_epoch();
+        ctx_.fail_on(ctx_.push(ctx_.cols.sent, ctx_.cols.delivered, put_purpose::other));
+        ctx_.fail_on(ctx_.pusher.fence());
+        ctx_.set(ctx_.cols.epoch, next.epoch);
+        change_.start_epoch();
+        const std::vector<bool> active = ctx_.map.rows_of(next);
+        ctx_.table->set_active(active);
+        ctx_.slots->set_active(active);
+        ctx_.fail_on(ctx_.push(ctx_.cols.epoch, ctx_.cols.heartbeat, put_purpose::other));
+        ctx_.state.enter(member_state::open);
+    }
+    detect_.start_epoch();
+    ctx_.count(&group_stats::views);
+    ucs_diag("group: installed epoch %ld with %d members, %.3f ms after the wedge",
+             static_cast<long>(ctx_.epoch()), ctx_.map.member_count(), took * 1e3);
+    if (ctx_.params.on_view) {
+        ctx_.params.on_view(ctx_.map.current());
+    }
+    return 1;
+}
+
+/* Every survivor delivered the same prefix and the leader admitted the
+ * joiner of @a sponsor: meet at the sponsor's rendezvous and build the new
+ * view over survivors and joiner. false: the rendezvous failed everywhere
+ * alike (the joiner died, say); the caller installs the view without it. */
+bool group_impl::admit_joiner(int sponsor)
+{
+    const double took_trim = change_.wedged_for_s();
+    const int joiner_id    = joins_.max_id() + 1;
+    view next              = ctx_.map.next_view(ctx_.map.survivors(ctx_.suspected()));
+    next.members.push_back(joiner_id);
+    if (ctx_.params.senders.empty()) {
+        next.senders.push_back(joiner_id);   /* everyone sends: the joiner too */
+    }
+    tc_bootstrap_h boot = nullptr;
+    std::vector<int> ids;
+    ucs_status_t status = joins_.meet(sponsor, next, boot, ids);
+    if (status != UCS_OK) {
+        ucs_error("group: epoch %ld: the rendezvous with the joiner failed (%s); the next "
+                  "view goes on without it", static_cast<long>(ctx_.epoch()),
+                  ucs_status_string(status));
+        return false;
+    }
+    status = ctx_.node.enter_view(boot, ids, ctx_.node.rank());
+    if (status == UCS_OK) {
+        ucs_diag("group: epoch %ld: admitting joiner %d, %.3f ms after the wedge "
+                 "(%.3f ms to the trim)", static_cast<long>(ctx_.epoch()), joiner_id,
+                 change_.wedged_for_s() * 1e3, took_trim * 1e3);
+    }
+    move_to_next_view(status, next, ctx_.map.rank_of_row(sponsor), joiner_id, true);
+    return true;
+}
+
+/* After a failure, with RDMC: the next view's SST, SMC and RDMC over the
+ * survivors. false: the exchange failed (another failure meanwhile);
+ * install the narrowed view instead. */
+bool group_impl::rebuild_over_survivors()
+{
+    const std::vector<int> rows = ctx_.map.survivors(ctx_.suspected());
+    const view next             = ctx_.map.next_view(rows);
+    tc_bootstrap_h boot;
+    if (exchange_.bootstrap_over(rows, boot) != UCS_OK) {
+        return false;
+    }
+    const ucs_status_t status = ctx_.node.enter_view(boot, next.members, ctx_.node.rank(), true);
+    move_to_next_view(status, next, -1, joins_.max_id(), false);
+    return true;
+}
+
+/* Every member of the next view is here (the node's collectives run over
+ * their bootstrap after @a entered): build that view, hand it what
+ * outlives a view, and retire this one. A failure fails the group: the
+ * others have left this view too. */
+void group_impl::move_to_next_view(ucs_status_t entered, const view &next, int sponsor_id,
+                                   int max_id, bool with_joiner)
+{
+    std::unique_ptr<group_impl> successor;
+    ucs_status_t status = entered;
+    if (status == UCS_OK) {
+        group_params p = ctx_.params;
+        p.members      = next.members;
+        p.senders      = ctx_.params.senders.empty() ? std::vector<int>{} : next.senders;
+        status = build_view(ctx_.node, p, next.senders, next.epoch, sponsor_id, false,
+                            successor);
+    }
+    if (status != UCS_OK) {
+        ucs_error("group: epoch %ld: building the next view failed: %s",
+                  static_cast<long>(ctx_.epoch()), ucs_status_string(status));
+        ctx_.fail_on(status);
+        return;
+    }
+    /* a joiner another member sponsors asks again in the new view */
+    joins_.hand_over(successor->joins_, max_id);
+    successor->ctx_.stats.inherit(ctx_.stats);
+    successor->ctx_.count(&group_stats::views);
+    if (with_joiner) {
+        successor->ctx_.count(&group_stats::joins);
+    }
+    ucs_diag("group: installed epoch %ld with %zu members (%s), %.3f ms after the wedge",
+             static_cast<long>(next.epoch), next.members.size(),
+             with_joiner ? "with a joiner" : "rebuilt", change_.wedged_for_s() * 1e3);
+    ctx_.state.enter(member_state::superseded);
+    tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
+    poller_id_ = -1;
+    owner_->replace(std::move(successor));   /* keeps this object alive, retired */
+}
+
+} // namespace tc

@@ -1,0 +1,123 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * One view of a group: the composition root. It owns the shared context
+ * (SST, slot region, pusher, view maps, state, counters) and one component
+ * per protocol, and its single poller calls them in one visible order:
+ *
+ *   reap puts, joins, failure detector, wedge, trim (lead, follow), install,
+ *   close requests, send (batched push), receive, nulls, deliver, report.
+ *
+ * It also does what spans components: creation, close (the phase column),
+ * and moving to the next view, narrowed in place after a failure or built
+ * anew (with a joiner, or over the survivors when RDMC must span exactly
+ * the members), in which case this object retires (superseded) and the
+ * group facade moves calls to the new one.
+ *
+ * Invariants: only the engine's thread issues puts; a member drained of its
+ * last put issues none after it; every member of a view runs the same
+ * collectives in the same order, members and non-members alike, so one
+ * member's failure to create fails everyone, never hangs them.
+ */
+#pragma once
+
+#include "group/context.hpp"
+#include "group/large.hpp"
+#include "group/wait.hpp"
+#include "membership/failure_detector.hpp"
+#include "membership/join_sponsor.hpp"
+#include "membership/view_change.hpp"
+#include "membership/view_exchange.hpp"
+#include "order/delivery.hpp"
+#include "smc/receiver.hpp"
+#include "smc/sender.hpp"
+
+#include <memory>
+
+namespace tc {
+
+class group_impl {
+public:
+    group_impl(ucp_node &node, const group_params &params, std::vector<int> senders,
+               const group_settings &settings, int64_t epoch = 1);
+    ~group_impl();
+    group_impl(const group_impl &)            = delete;
+    group_impl &operator=(const group_impl &) = delete;
+
+    /* Collective: the regions (SST, slots, exchange) of the view. */
+    ucs_status_t init();
+    /* Collective: RDMC for messages above max_payload. */
+    ucs_status_t add_large_messages();
+    /* After every collective step of creation: the clocks start now. */
+    ucs_status_t start();
+    ucs_status_t listen_for_joiners() { return joins_.listen(); }
+
+    /* The collectives of creation as a rank outside params.members runs
+     * them: the same calls with nothing to share. */
+    static ucs_status_t take_part_as_outsider(ucp_node &node, const group_params &p);
+
+    /* The part of creating a view every member of it does together: SST,
+     * SMC and RDMC, the sponsor's state to a joiner, then start. */
+    static ucs_status_t build_view(ucp_node &node, const group_params &p,
+                                   std::vector<int> senders, int64_t epoch, int sponsor_id,
+                                   bool joiner, std::unique_ptr<group_impl> &out);
+
+    ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+                      bool block, bool urgent);
+    ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
+    {
+        return send_.get_buffer(size, buffer, block);
+    }
+    ucs_status_t commit() { return send_.commit(); }
+    ucs_status_t flush(bool stable);
+    ucs_status_t close();
+
+    group_stats stats() const { return ctx_.stats.snapshot(ctx_.pusher.counts()); }
+    const view &current_view() const { return ctx_.map.current(); }
+    bool is_sender() const { return ctx_.map.my_sender() >= 0; }
+    bool superseded() const { return ctx_.state.is(member_state::superseded); }
+    void set_owner(group *owner) { owner_ = owner; }
+
+private:
+    static unsigned poll(void *arg);
+    void add_protocol_predicates();
+
+    /* the ordinary protocol runs only in an undisturbed view */
+    bool ok() const { return !ctx_.failed && ctx_.state.open(); }
+    bool receiving() const
+    {
+        return ok() || (!ctx_.failed && change_.receives_while_wedged());
+    }
+
+    /* close(): the phase column; threaded, the engine's thread pushes it */
+    ucs_status_t set_phase(int64_t phase);
+    ucs_status_t push_phase(int64_t phase);
+    bool drained() const;
+
+    /* every survivor delivered the same prefix: the next view */
+    unsigned move_on();
+    unsigned install_narrowed_view();
+    bool admit_joiner(int sponsor);
+    bool rebuild_over_survivors();
+    void move_to_next_view(ucs_status_t entered, const view &next, int sponsor_id, int max_id,
+                           bool with_joiner);
+
+    void log_sender(ucs_log_level_t level) const;
+
+    group_context              ctx_;
+    large_messages             large_;
+    waiter                     wait_;
+    smc::receiver              receive_;
+    delivery                   deliver_;
+    smc::sender                send_;
+    membership::failure_detector detect_;
+    membership::view_change    change_;
+    membership::view_exchange  exchange_;
+    membership::join_sponsor   joins_;
+    sst::predicates            protocol_;
+    std::atomic<int64_t>       phase_request_{0};  /* threaded close() -> engine's thread */
+    int                        poller_id_ = -1;
+    group                      *owner_    = nullptr;
+};
+
+} // namespace tc

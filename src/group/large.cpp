@@ -1,0 +1,165 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ */
+#include "group/large.hpp"
+
+#include "group/wait.hpp"
+#include "smc/sender.hpp"
+
+#include <cstring>
+
+namespace tc {
+
+ucs_status_t large_messages::create_engine(ucp_node &node, const group_params &p,
+                                           large_messages *owner,
+                                           std::unique_ptr<rdmc::engine> &out)
+{
+    rdmc::engine_params ep;
+    ep.members       = p.members;
+    ep.max_message   = p.rdmc_max_message;
+    ep.block_size    = p.rdmc_block;
+    ep.buffers       = static_cast<unsigned>(p.members.size()) + 1;
+    ep.auto_release  = false;
+    ep.manual_accept = true;
+    if (owner != nullptr) {
+        ep.on_receive = [owner](const rdmc::transfer_info &t) {
+            owner->arrived_[{t.root, t.index}] = t.data;
+        };
+        ep.on_sent = [owner](const rdmc::transfer_info &t) {
+            auto it = owner->own_.find(t.index);
+            if (it != owner->own_.end()) {
+                it->second.sent = true;
+                owner->release_own_when_done(it);
+            }
+        };
+    }
+    return rdmc::engine::create(node, ep, out);
+}
+
+void large_messages::attach(std::unique_ptr<rdmc::engine> engine)
+{
+    engine_ = std::move(engine);
+    epoch_  = ctx_.epoch();
+}
+
+ucs_status_t large_messages::usable() const
+{
+    if (ctx_.epoch() != epoch_) {
+        /* a view that only lost members keeps the old SST and SMC (their
+         * survivors' part) but cannot use this engine: refuse, do not hang */
+        ucs_error("group: large messages are not available in epoch %ld: RDMC was "
+                  "built for epoch %ld and is rebuilt only when a member joins",
+                  static_cast<long>(ctx_.epoch()), static_cast<long>(epoch_));
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t large_messages::send(size_t size,
+                                  const std::function<void(std::span<std::byte>)> &fill,
+                                  bool block, smc::sender &sender, waiter &wait)
+{
+    ucs_status_t status = sender.check_send(size);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (!own_.empty()) {
+        if (!block) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        status = wait.until([this] { return own_.empty(); });
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    std::span<std::byte> buffer;
+    status = engine_->get_send_buffer(size, buffer);
+    if (status == UCS_ERR_NO_RESOURCE && block) {
+        /* our earlier large messages hold the buffers until delivered */
+        status = wait.until([&] { return engine_->get_send_buffer(size, buffer) == UCS_OK; });
+    }
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (fill) {
+        fill(buffer);
+    }
+    int64_t transfer = -1;
+    status = engine_->send(buffer, &transfer);
+    if (status != UCS_OK && status != UCS_INPROGRESS) {
+        return status;
+    }
+    own_[transfer] = {buffer, false, false};
+    ctx_.count(&group_stats::rdmc_sent);
+    const smc::rdmc_descriptor d{size, transfer};
+    return sender.send_slot(sizeof(d), smc::SLOT_FLAG_RDMC, block,
+                            [&](std::span<std::byte> slot) {
+                                std::memcpy(slot.data(), &d, sizeof(d));
+                            });
+}
+
+smc::rdmc_descriptor large_messages::descriptor(int sender, int64_t index) const
+{
+    smc::rdmc_descriptor d;
+    std::memcpy(&d, ctx_.slot(sender, index) + sizeof(smc::slot_header), sizeof(d));
+    return d;
+}
+
+bool large_messages::arrived(int sender, int64_t index)
+{
+    const smc::rdmc_descriptor d = descriptor(sender, index);
+    if (sender == ctx_.map.my_sender()) {
+        return own_.count(d.transfer) != 0;
+    }
+    const int root = ctx_.map.sender_row(sender);
+    auto &accepted = accepted_[root];
+    while (accepted <= d.transfer) {
+        if (engine_->accept(root) != UCS_OK) {
+            return false;
+        }
+        ++accepted;
+    }
+    return arrived_.count({root, d.transfer}) != 0;
+}
+
+std::span<const std::byte> large_messages::data(int sender, int64_t index,
+                                                int64_t &transfer) const
+{
+    transfer = descriptor(sender, index).transfer;
+    if (sender == ctx_.map.my_sender()) {
+        return own_.at(transfer).data;
+    }
+    return arrived_.at({ctx_.map.sender_row(sender), transfer});
+}
+
+void large_messages::release(int sender, int64_t transfer)
+{
+    if (sender == ctx_.map.my_sender()) {
+        auto it = own_.find(transfer);
+        if (it != own_.end()) {
+            it->second.delivered = true;
+            release_own_when_done(it);
+        }
+        return;
+    }
+    const int root = ctx_.map.sender_row(sender);
+    engine_->release(root, transfer);
+    arrived_.erase({root, transfer});
+}
+
+void large_messages::release_own_when_done(std::map<int64_t, own_message>::iterator it)
+{
+    if (it->second.sent && it->second.delivered) {
+        engine_->release(ctx_.me(), it->first);   /* RDMC's members are the creation view's */
+        own_.erase(it);
+    }
+}
+
+void large_messages::dump(FILE *out) const
+{
+    if (engine_) {
+        engine_->dump(out);
+    }
+}
+
+} // namespace tc

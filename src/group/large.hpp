@@ -1,0 +1,81 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Messages above max_payload: RDMC carries the bytes, an SMC slot carries
+ * the message's place in the total order (an rdmc_descriptor: size and the
+ * sender's transfer index).
+ *
+ * Invariants:
+ *  - one large message of ours in flight at a time: the pool has N + 1
+ *    buffers, so the N - 1 other roots always find one to receive into, and
+ *    nobody waits for a buffer that only a later delivery would free;
+ *  - one root's transfers arrive in order everywhere, and each is accepted
+ *    once, in that order, when its slot is taken: the slot's transfer index
+ *    names the data;
+ *  - a buffer goes back to the pool once its message is delivered here and,
+ *    for our own, once RDMC finished sending it (whichever comes last);
+ *  - the engine spans the members of the view it was built in: a view that
+ *    only lost members cannot use it (refused, never hung); a view that
+ *    admits a joiner, or one rebuilt after a failure, builds a new one.
+ */
+#pragma once
+
+#include "group/context.hpp"
+#include "rdmc/engine.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+
+namespace tc {
+
+class waiter;
+namespace smc {
+class sender;
+}
+
+class large_messages {
+public:
+    explicit large_messages(group_context &ctx) : ctx_(ctx) {}
+
+    /* Collective over the node's bootstrap, members (@a owner set) and
+     * non-members (@a owner null) alike. */
+    static ucs_status_t create_engine(ucp_node &node, const group_params &p,
+                                      large_messages *owner, std::unique_ptr<rdmc::engine> &out);
+    void attach(std::unique_ptr<rdmc::engine> engine);
+
+    bool enabled() const { return engine_ != nullptr; }
+    /* UCS_OK, or why this view cannot send large messages (logged) */
+    ucs_status_t usable() const;
+
+    ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+                      bool block, smc::sender &sender, waiter &wait);
+
+    /* For a large message's slot: accept its transfer (once, in this
+     * sender's order) and say whether all its blocks are here. */
+    bool arrived(int sender, int64_t index);
+    std::span<const std::byte> data(int sender, int64_t index, int64_t &transfer) const;
+    /* after its delivery here */
+    void release(int sender, int64_t transfer);
+
+    void dump(FILE *out) const;
+
+private:
+    struct own_message {
+        std::span<const std::byte> data;
+        bool                       sent, delivered;
+    };
+
+    smc::rdmc_descriptor descriptor(int sender, int64_t index) const;
+    /* our own buffer goes back once both sent and delivered */
+    void release_own_when_done(std::map<int64_t, own_message>::iterator it);
+
+    group_context                                                 &ctx_;
+    std::unique_ptr<rdmc::engine>                                 engine_;
+    int64_t                                                       epoch_ = 0;  /* it spans */
+    std::map<int64_t, own_message>                                own_;        /* by transfer */
+    std::map<std::pair<int, int64_t>, std::span<const std::byte>> arrived_;    /* root, transfer */
+    std::map<int, int64_t>                                        accepted_;   /* per root */
+};
+
+} // namespace tc

@@ -1,0 +1,106 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ */
+#include "membership/failure_detector.hpp"
+
+#include <ucs/debug/log_def.h>
+
+#include <cstdio>
+
+namespace tc::membership {
+
+using sst::put_purpose;
+
+failure_detector::failure_detector(group_context &ctx)
+    : ctx_(ctx), last_seen_(ctx.map.creation_member_count(), now_s()),
+      seen_heartbeat_(ctx.map.creation_member_count(), 0)
+{
+    last_heartbeat_s_ = now_s();
+    ctx_.pusher.on_peer_error([this](int rank) { put_failed_rank_.push_back(rank); });
+}
+
+void failure_detector::restart_clocks()
+{
+    const double now = now_s();
+    std::fill(last_seen_.begin(), last_seen_.end(), now);
+    last_heartbeat_s_ = now;
+}
+
+void failure_detector::start_epoch()
+{
+    std::fill(last_seen_.begin(), last_seen_.end(), now_s());
+}
+
+void failure_detector::suspect(int row, const char *why)
+{
+    const uint64_t bit = uint64_t(1) << row;
+    if (row == ctx_.me() || (ctx_.suspected() & bit)) {
+        return;
+    }
+    ucs_diag("group: epoch %ld: suspecting rank %d (%s)", static_cast<long>(ctx_.epoch()),
+             ctx_.map.rank_of_row(row), why);
+    ctx_.set(ctx_.cols.suspected, static_cast<int64_t>(ctx_.suspected() | bit));
+    ctx_.fail_on(ctx_.push(ctx_.cols.suspected, put_purpose::other));
+}
+
+unsigned failure_detector::watch()
+{
+    const auto &c    = ctx_.cols;
+    const int me     = ctx_.me();
+    const double now = now_s();
+    unsigned events  = 0;
+    if (now - last_heartbeat_s_ >= ctx_.settings.heartbeat_s) {
+        last_heartbeat_s_ = now;
+        ctx_.set(c.heartbeat, ctx_.mine(c.heartbeat) + 1);
+        ctx_.fail_on(ctx_.push(c.heartbeat, put_purpose::heartbeat));
+    }
+    for (int rank : put_failed_rank_) {
+        const int row = ctx_.map.row_of_rank(rank);
+        if (row >= 0) {
+            suspect(row, "put failed");
+        }
+    }
+    put_failed_rank_.clear();
+    for (int row : ctx_.map.rows()) {
+        const int64_t hb = ctx_.raw(row, c.heartbeat);
+        if (row != me && hb != seen_heartbeat_[row]) {
+            seen_heartbeat_[row] = hb;
+            last_seen_[row]      = now;
+        }
+    }
+    for (int row : ctx_.map.rows()) {
+        if (row != me && ctx_.map.survives(row, ctx_.suspected()) &&
+            ((ctx_.raw(row, c.suspected) >> me) & 1)) {
+            ctx_.state.enter(member_state::expelled);
+            ucs_error("group: expelled from the group in epoch %ld: rank %d suspects this "
+                      "member; it stops and its calls fail", static_cast<long>(ctx_.epoch()),
+                      ctx_.map.rank_of_row(row));
+            return 1;
+        }
+    }
+    uint64_t spread = 0;
+    for (int row : ctx_.map.rows()) {
+        if (row == me || ctx_.raw(row, c.phase) >= 2) {
+            continue; /* us, or left cleanly: silent on purpose */
+        }
+        if (now - last_seen_[row] > ctx_.settings.suspect_s) {
+            char why[96];
+            std::snprintf(why, sizeof(why), "no heartbeat for %.0f ms",
+                          (now - last_seen_[row]) * 1e3);
+            suspect(row, why);
+        }
+        if (ctx_.node.peer_failed(ctx_.map.rank_of_row(row))) {
+            suspect(row, "endpoint error");
+        }
+        spread |= static_cast<uint64_t>(ctx_.raw(row, c.suspected));
+    }
+    spread &= ~(uint64_t(1) << me);
+    if ((spread | ctx_.suspected()) != ctx_.suspected()) {
+        ctx_.set(c.suspected, static_cast<int64_t>(spread | ctx_.suspected()));
+        ctx_.fail_on(ctx_.push(c.suspected, put_purpose::other));
+        ++events;
+    }
+    return events;
+}
+
+} // namespace tc::membership

@@ -1,0 +1,49 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Heartbeats, suspicion and expulsion. Every member bumps its heartbeat
+ * column every UCX_TC_HEARTBEAT_INTERVAL; a view member whose heartbeat has
+ * not moved for UCX_TC_SUSPECT_TIMEOUT, whose endpoint failed, or to which a
+ * put failed is suspected.
+ *
+ * Invariants:
+ *  - suspicion only grows within a view and spreads through the SST: every
+ *    member ORs every view member's mask into its own (never its own bit);
+ *  - a member that one it still trusts suspects is expelled: it stops, and
+ *    its calls fail; checked before our own timeouts, which a stall of ours
+ *    also trips;
+ *  - a member that left cleanly (phase drained) is silent on purpose and is
+ *    not suspected.
+ */
+#pragma once
+
+#include "group/context.hpp"
+
+#include <vector>
+
+namespace tc::membership {
+
+class failure_detector {
+public:
+    explicit failure_detector(group_context &ctx);
+
+    /* The clocks start now: after creation's collectives, and at every
+     * view, so that nobody is suspected for the time those took. */
+    void restart_clocks();
+    /* a new view: nobody's silence so far counts against it */
+    void start_epoch();
+
+    bool watching() const { return !ctx_.state.is(member_state::expelled); }
+    unsigned watch();
+
+private:
+    void suspect(int row, const char *why);
+
+    group_context        &ctx_;
+    double               last_heartbeat_s_ = 0;
+    std::vector<double>  last_seen_;        /* by row */
+    std::vector<int64_t> seen_heartbeat_;   /* by row */
+    std::vector<int>     put_failed_rank_;  /* reported by the pusher */
+};
+
+} // namespace tc::membership

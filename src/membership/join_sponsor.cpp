@@ -1,0 +1,214 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ */
+#include "membership/join_sponsor.hpp"
+
+#include <ucs/debug/log_def.h>
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tc::membership {
+
+using sst::put_purpose;
+
+join_sponsor::join_sponsor(group_context &ctx) : ctx_(ctx)
+{
+    const auto &members = ctx.map.current().members;
+    max_id_             = *std::max_element(members.begin(), members.end());
+}
+
+ucs_status_t join_sponsor::listen()
+{
+    if (ctx_.params.join_port == 0) {
+        return UCS_OK;
+    }
+    auto listener       = std::make_shared<join::socket_fd>();
+    ucs_status_t status = join::listen_on(ctx_.params.join_port, *listener);
+    if (status != UCS_OK) {
+        return status; /* logged, with the port */
+    }
+    listener_ = std::move(listener);
+    return UCS_OK;
+}
+
+bool join_sponsor::serving() const
+{
+    return listener_ && !ctx_.closed.load(std::memory_order_relaxed) &&
+           !ctx_.state.out_of_group() && !ctx_.failed;
+}
+
+const char *join_sponsor::refusal(const join::request &r) const
+{
+    const join::request ours = join::request_for(ctx_.params);
+    if (r.magic != join::kRequestMagic) {
+        return "not a join request (bad magic)";
+    }
+    if (r.version != join::kVersion) {
+        return "unsupported join protocol version";
+    }
+    if (r.max_payload != ours.max_payload || r.window != ours.window || r.mode != ours.mode ||
+        r.rdmc_max_message != ours.rdmc_max_message || r.rdmc_block != ours.rdmc_block ||
+        r.smc_batched != ours.smc_batched) {
+        return "group parameters differ (max_payload, window, mode, smc or rdmc)";
+    }
+    if (ctx_.settings.threaded) {
+        return "this group has threaded senders, which do not support joins";
+    }
+    if (max_id_ + 1 >= join::kMaxMembers) {
+        return "no member id left";
+    }
+    return nullptr;
+}
+
+void join_sponsor::refuse(const char *why, ucs_status_t status)
+{
+    join::reply r{};
+    r.magic   = join::kReplyMagic;
+    r.version = join::kVersion;
+    r.status  = status;
+    std::snprintf(r.reason, sizeof(r.reason), "%s", why);
+    (void)join::write_all(joiner_, &r, sizeof(r), 1.0);
+    ctx_.count(&group_stats::join_rejects);
+    ucs_warn("group: epoch %ld: join request refused: %s", static_cast<long>(ctx_.epoch()), why);
+    joiner_.reset();
+    rendezvous_.reset();
+}
+
+void join_sponsor::withdraw()
+{
+    ucs_warn("group: epoch %ld: the joiner left before it was admitted",
+             static_cast<long>(ctx_.epoch()));
+    joiner_.reset();
+    rendezvous_.reset();
+    ctx_.set(ctx_.cols.join_req, 0);
+    ctx_.fail_on(ctx_.push(ctx_.cols.join_req, ctx_.cols.rdv_addr, put_purpose::other));
+}
+
+unsigned join_sponsor::serve()
+{
+    const double now = now_s();
+    if (now - served_s_ < kPollIntervalS) {
+        return 0;
+    }
+    served_s_ = now;
+    if (!joiner_.valid()) {
+        joiner_ = join::accept_pending(*listener_);
+        if (!joiner_.valid()) {
+            return 0;
+        }
+        joiner_since_s_ = now_s();
+        checked_        = false;
+        return 1;
+    }
+    if (!checked_) {
+        join::request req;
+        const int got = join::try_read(joiner_, &req, sizeof(req));
+        if (got < 0) {
+            refuse("the joiner closed the connection before a complete request",
+                   UCS_ERR_CONNECTION_RESET);
+            return 1;
+        }
+        if (got == 0) {
+            if (now_s() - joiner_since_s_ > kRequestTimeoutS) {
+                refuse("no complete join request within 2 s", UCS_ERR_TIMED_OUT);
+                return 1;
+            }
+            return 0;
+        }
+        if (const char *why = refusal(req)) {
+            refuse(why, UCS_ERR_INVALID_PARAM);
+            return 1;
+        }
+        /* where the new view meets: our address as the joiner sees it */
+        uint16_t port = 0;
+        if (join::listen_on(0, rendezvous_, &port) != UCS_OK) {
+            refuse("no rendezvous port", UCS_ERR_IO_ERROR);
+            return 1;
+        }
+        in_addr a{};
+        inet_pton(AF_INET, join::local_address(joiner_).c_str(), &a);
+        rendezvous_addr_ = (static_cast<int64_t>(ntohl(a.s_addr)) << 16) | port;
+        checked_         = true;
+        ucs_diag("group: epoch %ld: a joiner asks to enter; sponsoring it",
+                 static_cast<long>(ctx_.epoch()));
+    }
+    if (join::peer_gone(joiner_)) {
+        withdraw();
+        return 1;
+    }
+    /* ask in this epoch (again, after a change that did not admit it) */
+    if (ctx_.state.open() && ctx_.mine(ctx_.cols.join_req) != ctx_.epoch()) {
+        ctx_.set(ctx_.cols.rdv_addr, rendezvous_addr_);
+        ctx_.set(ctx_.cols.join_req, ctx_.epoch());
+        ctx_.fail_on(ctx_.push(ctx_.cols.join_req, ctx_.cols.rdv_addr, put_purpose::other));
+        return 1;
+    }
+    return 0;
+}
+
+ucs_status_t join_sponsor::meet(int sponsor, const view &next, tc_bootstrap_h &boot,
+                                std::vector<int> &ids)
+{
+    const int joiner_id  = next.members.back();
+    const int sponsor_id = ctx_.map.rank_of_row(sponsor);
+    ids.assign(1, sponsor_id);
+    for (int id : next.members) {
+        if (id != sponsor_id) {
+            ids.push_back(id);
+        }
+    }
+    const int64_t addr = ctx_.raw(sponsor, ctx_.cols.rdv_addr);
+    in_addr a{};
+    a.s_addr = htonl(static_cast<uint32_t>(addr >> 16));
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &a, ip, sizeof(ip));
+    const std::string root = std::string(ip) + ":" + std::to_string(addr & 0xffff);
+
+    const bool sponsoring = ctx_.me() == sponsor;
+    ucs_status_t status   = UCS_OK;
+    if (sponsoring) {
+        join::reply r{};
+        r.magic           = join::kReplyMagic;
+        r.version         = join::kVersion;
+        r.status          = UCS_OK;
+        r.id              = joiner_id;
+        r.epoch           = next.epoch;
+        r.sponsor         = sponsor_id;
+        r.rendezvous_port = static_cast<uint32_t>(addr & 0xffff);
+        r.rendezvous_size = static_cast<int32_t>(ids.size());
+        r.member_count    = static_cast<int32_t>(next.members.size());
+        r.sender_count    = static_cast<int32_t>(next.senders.size());
+        std::copy(next.members.begin(), next.members.end(), r.members);
+        std::copy(next.senders.begin(), next.senders.end(), r.senders);
+        std::copy(ids.begin(), ids.end(), r.rendezvous);
+        status = join::write_all(joiner_, &r, sizeof(r), ctx_.settings.boot_timeout_s);
+    }
+    const int my_rank = static_cast<int>(std::find(ids.begin(), ids.end(), ctx_.node.rank()) -
+                                         ids.begin());
+    if (status == UCS_OK) {
+        status = tc_bootstrap_tcp_create(root.c_str(), sponsoring ? rendezvous_.get() : -1,
+                                         my_rank, static_cast<int>(ids.size()),
+                                         ctx_.settings.boot_timeout_s, &boot);
+    }
+    if (sponsoring) {
+        joiner_.reset();
+        rendezvous_.reset();
+    }
+    return status;
+}
+
+void join_sponsor::hand_over(join_sponsor &next, int max_id)
+{
+    next.max_id_          = max_id;
+    next.listener_        = listener_;
+    next.joiner_          = std::move(joiner_);
+    next.rendezvous_      = std::move(rendezvous_);
+    next.rendezvous_addr_ = rendezvous_addr_;
+    next.checked_         = checked_;
+    next.joiner_since_s_  = joiner_since_s_;
+}
+
+} // namespace tc::membership

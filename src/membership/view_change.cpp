@@ -1,0 +1,173 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ */
+#include "membership/view_change.hpp"
+
+#include "order/delivery.hpp"
+#include "smc/sender.hpp"
+
+#include <ucs/debug/log_def.h>
+
+namespace tc::membership {
+
+using sst::put_purpose;
+
+bool view_change::must_wedge() const
+{
+    return ctx_.state.open() && !send_.holds_buffer() && (lost_members() || sponsor_row() >= 0);
+}
+
+int view_change::sponsor_row() const
+{
+    /* a predicate of every engine pass: no allocation */
+    const uint64_t out = ctx_.suspected();
+    for (int row : ctx_.map.rows()) {
+        if (ctx_.map.survives(row, out) && ctx_.raw(row, ctx_.cols.join_req) == ctx_.epoch()) {
+            return row;
+        }
+    }
+    return -1;
+}
+
+unsigned view_change::wedge()
+{
+    /* what we committed goes out before our counters freeze: a batch still
+     * waiting for B or T would otherwise vanish with the view */
+    if (ctx_.map.my_sender() >= 0 && !ctx_.settings.threaded && !ctx_.failed) {
+        ctx_.fail_on(send_.push_now(smc::flush_cause::explicit_call));
+    }
+    /* whoever sees us wedged sees our final counters: a join-only trim takes
+     * "sent" from them (over tcp the puts could pass each other) */
+    ctx_.fail_on(ctx_.pusher.fence());
+    ctx_.state.enter(member_state::wedged);
+    wedge_started_s_ = now_s();
+    ucs_diag("group: epoch %ld wedged", static_cast<long>(ctx_.epoch()));
+    ctx_.set(ctx_.cols.wedged, ctx_.epoch());
+    ctx_.fail_on(ctx_.push(ctx_.cols.wedged, put_purpose::other));
+    return 1;
+}
+
+unsigned view_change::lead_trim()
+{
+    const auto &c       = ctx_.cols;
+    const int64_t epoch = ctx_.epoch();
+    const auto rows     = ctx_.map.survivors(ctx_.suspected());
+    const auto all      = ctx_.map.rows().size();
+    if (2 * rows.size() <= all) {
+        if (!ctx_.state.is(member_state::minority)) {
+            ctx_.state.enter(member_state::minority);
+            ucs_error("group: epoch %ld: only %zu of %zu members left: a minority "
+                      "cannot install a view; wedged", static_cast<long>(epoch), rows.size(),
+                      all);
+        }
+        return 0;
+    }
+    if (ctx_.mine(c.trim_epoch) == epoch) {
+        return 0;
+    }
+    for (int row : rows) {
+        if (ctx_.raw(row, c.wedged) != epoch) {
+            return 0; /* not all survivors have frozen their counters yet */
+        }
+    }
+    if (!lost_members() && !everything_received_everywhere()) {
+        return 0; /* a join only: nobody died, so nothing needs trimming */
+    }
+    std::vector<int64_t> trim(ctx_.map.creation_sender_count(), INT64_MAX);
+    int adopted = -1;
+    for (int row : rows) {
+        if (ctx_.raw(row, c.trim_epoch) == epoch) {
+            adopted = row;
+        }
+    }
+    /* at most one joiner per view change; the others ask again */
+    const int64_t admit = adopted >= 0 ? ctx_.raw(adopted, c.admit) : sponsor_row() + 1;
+    for (int s = 0; s < ctx_.map.sender_count(); ++s) {
+        const int o = ctx_.map.sender_column(s);
+        for (int row : rows) {
+            trim[o] = std::min(trim[o], adopted >= 0 ? ctx_.raw(adopted, c.trim, o) :
+                                                       ctx_.get(row, c.received, o));
+        }
+    }
+    publish_trim(trim, admit);
+    return 1;
+}
+
+bool view_change::everything_received_everywhere() const
+{
+    for (int s = 0; s < ctx_.map.sender_count(); ++s) {
+        const int from     = ctx_.map.sender_row(s);
+        const int64_t sent = ctx_.get(from, ctx_.cols.sent);
+        for (int row : ctx_.map.rows()) {
+            if (row != from &&
+                ctx_.get(row, ctx_.cols.received, ctx_.map.sender_column(s)) < sent) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+void view_change::publish_trim(const std::vector<int64_t> &trim, int64_t admit)
+{
+    for (int o = 0; o < ctx_.map.creation_sender_count(); ++o) {
+        ctx_.set(ctx_.cols.trim, trim[o] == INT64_MAX ? 0 : trim[o], o);
+    }
+    ctx_.set(ctx_.cols.admit, admit);
+    ctx_.set(ctx_.cols.trim_epoch, ctx_.epoch());
+    ctx_.fail_on(ctx_.push(ctx_.cols.trim, ctx_.cols.trim_epoch, put_purpose::other));
+}
+
+unsigned view_change::follow_trim()
+{
+    const auto &c       = ctx_.cols;
+    const int64_t epoch = ctx_.epoch();
+    const int s0        = ctx_.map.creation_sender_count();
+    const int lead      = ctx_.map.leader(ctx_.suspected());
+    if (lead < 0 || ctx_.raw(lead, c.trim_epoch) != epoch) {
+        return 0;
+    }
+    bool same_as_leader = ctx_.mine(c.trim_epoch) == epoch &&
+                          ctx_.mine(c.admit) == ctx_.raw(lead, c.admit);
+    for (int o = 0; o < s0 && same_as_leader; ++o) {
+        same_as_leader = ctx_.mine(c.trim, o) == ctx_.raw(lead, c.trim, o);
+    }
+    if (!same_as_leader) {
+        std::vector<int64_t> trim(s0);
+        for (int o = 0; o < s0; ++o) {
+            trim[o] = ctx_.raw(lead, c.trim, o);
+        }
+        publish_trim(trim, ctx_.raw(lead, c.admit));
+        return 1;
+    }
+    for (int row : ctx_.map.survivors(ctx_.suspected())) {
+        if (ctx_.raw(row, c.trim_epoch) != epoch || ctx_.raw(row, c.admit) != ctx_.mine(c.admit)) {
+            return 0;
+        }
+        for (int o = 0; o < s0; ++o) {
+            if (ctx_.raw(row, c.trim, o) != ctx_.mine(c.trim, o)) {
+                return 0;
+            }
+        }
+    }
+    deliver_.deliver_up_to_trim();
+    ctx_.state.enter(member_state::trimmed);
+    ctx_.set(c.done, epoch);
+    ctx_.fail_on(ctx_.push(c.done, put_purpose::other));
+    return 1;
+}
+
+bool view_change::install_due() const
+{
+    if (!ctx_.state.is(member_state::trimmed)) {
+        return false;
+    }
+    for (int row : ctx_.map.survivors(ctx_.suspected())) {
+        if (ctx_.raw(row, ctx_.cols.done) != ctx_.epoch()) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace tc::membership

@@ -1,0 +1,89 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * A view change, Derecho's way, through the SST: wedge, ragged trim, install.
+ *
+ *  1. wedge: a member that sees a suspected view member, or a survivor
+ *     sponsoring a joiner, pushes what it committed, fences, and stops
+ *     sending, receiving and delivering (wedged = epoch);
+ *  2. trim: once every survivor is wedged, the leader (first survivor)
+ *     publishes per sender the fewest messages any survivor received, and
+ *     whom to admit; a trim some survivor already adopted wins, so a new
+ *     leader repeats an old leader's decision; followers copy it;
+ *  3. once every survivor shows the same trim, each delivers up to it in
+ *     sequence order, discards the rest, and says done; when every survivor
+ *     is done, the composition root installs the next view.
+ *
+ * Invariants: a minority (half or fewer of the view survive) never installs a
+ * view; a join-only change (nobody suspected) waits until everything sent
+ * was received everywhere, so its trim discards nothing; a held get_buffer()
+ * slot defers our wedge to its commit(): the slot is ours in this view, and a
+ * message committed after the wedge would miss the trim.
+ */
+#pragma once
+
+#include "group/context.hpp"
+
+#include <vector>
+
+namespace tc {
+
+class delivery;
+namespace smc {
+class sender;
+}
+
+namespace membership {
+
+class view_change {
+public:
+    view_change(group_context &ctx, smc::sender &send, delivery &deliver)
+        : ctx_(ctx), send_(send), deliver_(deliver)
+    {
+    }
+
+    bool must_wedge() const;
+    unsigned wedge();
+
+    bool leads() const
+    {
+        return ctx_.state.changing_view() && ctx_.map.leader(ctx_.suspected()) == ctx_.me();
+    }
+    unsigned lead_trim();
+
+    bool follows() const { return ctx_.state.is(member_state::wedged); }
+    unsigned follow_trim();
+
+    /* every survivor delivered up to the same trim */
+    bool install_due() const;
+
+    /* The survivor that sponsors a joiner in this epoch (its row), or -1 */
+    int sponsor_row() const;
+    /* the leader's decision: 1 + the sponsor's row, or 0 */
+    int64_t admitted() const { return ctx_.mine(ctx_.cols.admit); }
+    /* somebody was suspected (not a join-only change) */
+    bool lost_members() const { return (ctx_.suspected() & ctx_.map.mask()) != 0; }
+
+    /* Receiving and reporting go on in a wedge that only admits a joiner:
+     * every member is alive, so the trim can wait until nothing is in flight. */
+    bool receives_while_wedged() const
+    {
+        return ctx_.state.is(member_state::wedged) && !lost_members() &&
+               ctx_.mine(ctx_.cols.trim_epoch) != ctx_.epoch();
+    }
+
+    void start_epoch() { ctx_.set(ctx_.cols.wedged, 0); }
+    double wedged_for_s() const { return now_s() - wedge_started_s_; }
+
+private:
+    bool everything_received_everywhere() const;
+    void publish_trim(const std::vector<int64_t> &trim, int64_t admit);
+
+    group_context &ctx_;
+    smc::sender   &send_;
+    delivery      &deliver_;
+    double        wedge_started_s_ = 0;
+};
+
+} // namespace membership
+} // namespace tc

@@ -1,0 +1,111 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ */
+#include "membership/view_exchange.hpp"
+
+#include <ucs/debug/log_def.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace tc::membership {
+
+using sst::put_purpose;
+
+ucs_status_t view_exchange::allgatherv(void *arg, const void *buf, size_t len, void **all_p,
+                                       size_t *lens)
+{
+    auto *x = static_cast<round_ctx*>(arg);
+    return x->self->round(*x, buf, len, all_p, lens);
+}
+
+ucs_status_t view_exchange::round(round_ctx &x, const void *buf, size_t len, void **all_p,
+                                  size_t *lens)
+{
+    if (len > kSlotBytes) {
+        ucs_error("group: %zu bytes do not fit the view change exchange (%zu)", len, kSlotBytes);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    const int me         = ctx_.me();
+    const uint64_t round = ++x.round;
+    const size_t slot    = (round % 2) * kSlotSize;
+    auto at = [&](int row) { return region_->base() + row * kRowBytes + slot; };
+    std::byte *mine = at(me);
+    if (len > 0) {
+        std::memcpy(mine + 16, buf, len);   /* a barrier passes no buffer */
+    }
+    sst::store_word(mine + 8, static_cast<int64_t>(len));
+    const size_t off    = static_cast<size_t>(me) * kRowBytes + slot;
+    ucs_status_t status = UCS_OK;
+    for (int row : x.rows) {
+        if (row != me && status == UCS_OK) {
+            status = region_->push(ctx_.pusher, row, off + 8, 8 + len, put_purpose::other);
+        }
+    }
+    status = (status != UCS_OK) ? status : ctx_.pusher.fence();
+    sst::store_word(mine, static_cast<int64_t>(round));   /* the round last */
+    for (int row : x.rows) {
+        if (row != me && status == UCS_OK) {
+            status = region_->push(ctx_.pusher, row, off, 8, put_purpose::other);
+        }
+    }
+    if (status != UCS_OK) {
+        return status;
+    }
+    const double deadline = now_s() + ctx_.settings.boot_timeout_s;
+    for (;;) {
+        bool all = true;
+        for (int row : x.rows) {
+            all = all && sst::load_word(at(row)) >= static_cast<int64_t>(round);
+        }
+        if (all) {
+            break;
+        }
+        if (now_s() > deadline) {
+            return UCS_ERR_TIMED_OUT;
+        }
+        ctx_.pusher.reap();
+        if (ucp_worker_progress(ctx_.node.worker()) == 0) {
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+    }
+    size_t total = 0;
+    for (size_t r = 0; r < x.rows.size(); ++r) {
+        lens[r] = static_cast<size_t>(sst::load_word(at(x.rows[r]) + 8));
+        total += lens[r];
+    }
+    /* the bootstrap frees it (tc_bootstrap's contract: malloc'd) */
+    auto *out = static_cast<std::byte*>(std::malloc(std::max<size_t>(total, 1)));
+    if (out == nullptr) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    size_t pos = 0;
+    for (size_t r = 0; r < x.rows.size(); ++r) {
+        std::memcpy(out + pos, at(x.rows[r]) + 16, lens[r]);
+        pos += lens[r];
+    }
+    *all_p = out;
+    return UCS_OK;
+}
+
+ucs_status_t view_exchange::bootstrap_over(const std::vector<int> &rows, tc_bootstrap_h &out)
+{
+    static const tc_bootstrap_ops_t ops = {
+            "view exchange", &view_exchange::allgatherv,
+            [](void *arg) { std::unique_ptr<round_ctx> owned(static_cast<round_ctx*>(arg)); }};
+    auto x        = std::make_unique<round_ctx>();
+    x->self       = this;
+    x->rows       = rows;
+    const int rank = static_cast<int>(std::find(rows.begin(), rows.end(), ctx_.me()) -
+                                      rows.begin());
+    ucs_status_t status = tc_bootstrap_create(&ops, x.get(), rank, static_cast<int>(rows.size()),
+                                              &out);
+    if (status == UCS_OK) {
+        x.release();   /* the bootstrap owns it now */
+    }
+    return status;
+}
+
+} // namespace tc::membership

@@ -1,0 +1,65 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The survivors of a failure rebuild the next view's SST, SMC and RDMC over
+ * themselves (so that large messages go on), exchanging what that needs
+ * (worker addresses, rkeys) through the old view: an allgather over an
+ * exchange area of its own in the old view's memory, served as a
+ * tc_bootstrap backend whose operations put with the old view's pusher and
+ * progress the worker themselves (they run inside the group's poller).
+ *
+ * Invariants: per member two alternating slots of a round word, a length
+ * and the bytes, so a member one round ahead never overwrites what a slower
+ * one still reads; the round word is stored last, after a fence, so a reader
+ * that sees the round sees its bytes.
+ */
+#pragma once
+
+#include "group/context.hpp"
+
+#include <twochains/bootstrap.h>
+
+#include <memory>
+#include <vector>
+
+namespace tc::membership {
+
+class view_exchange {
+public:
+    explicit view_exchange(group_context &ctx) : ctx_(ctx) {}
+
+    /* Views after failures are rebuilt (not narrowed) when the group has
+     * RDMC: its engine must span exactly the members. Same on every rank. */
+    static bool rebuilds_on_failure(const group_params &p)
+    {
+        return p.rdmc_max_message > 0 && !p.threaded_senders;
+    }
+    static size_t region_bytes(int members) { return kRowBytes * static_cast<size_t>(members); }
+
+    /* collective, with the view's other regions */
+    void adopt(std::unique_ptr<sst::mirrored_region> region) { region_ = std::move(region); }
+    bool available() const { return region_ != nullptr; }
+
+    /* A bootstrap among @a rows (survivors, view order) over the exchange. */
+    ucs_status_t bootstrap_over(const std::vector<int> &rows, tc_bootstrap_h &out);
+
+private:
+    struct round_ctx {
+        view_exchange    *self;
+        std::vector<int> rows;      /* rank -> row in the old view */
+        uint64_t         round = 0;
+    };
+
+    static constexpr size_t kSlotBytes = 8192;
+    static constexpr size_t kSlotSize  = 16 + kSlotBytes;
+    static constexpr size_t kRowBytes  = 2 * kSlotSize;
+
+    static ucs_status_t allgatherv(void *arg, const void *buf, size_t len, void **all_p,
+                                   size_t *lens);
+    ucs_status_t round(round_ctx &x, const void *buf, size_t len, void **all_p, size_t *lens);
+
+    group_context                         &ctx_;
+    std::unique_ptr<sst::mirrored_region> region_;
+};
+
+} // namespace tc::membership
