@@ -6,14 +6,14 @@
 #   killed during the cleanup of another failure (N=5; times to the last
 #   view), a relay killed during a 32 MiB RDMC multicast (N=4);
 # and for joins (N=3, 5): the joiner's wait, wedge to view, messages trimmed.
-# Uses test/group_fault_probe (built by make check) with the TCP bootstrap
+# Uses test/helpers/group_fault_probe (built by make check) with the TCP bootstrap
 # env set by hand, and UCX's own diag-level log timestamps.
 #
 #   contrib/bench/views.sh [REPS]     (one JSON object per run on stdout)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${TC_BUILD:-$here/../../build}
-probe=$build/test/group_fault_probe
+probe=$build/test/helpers/group_fault_probe
 reps=${1:-5}
 [ -x "$probe" ] || { echo "build the tests first (make -C build check)" >&2; exit 2; }
 export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=sleep UCX_TC_SUSPECT_TIMEOUT=${UCX_TC_SUSPECT_TIMEOUT:-200ms} \

@@ -3,6 +3,7 @@
  */
 #include "ucp_handles.hpp"
 
+#include <twochains/lane.h>
 #include <ucs/config/global_opts.h>
 #include <ucs/debug/log_def.h>
 
@@ -393,47 +394,9 @@ ucs_status_t ucp_node::exchange(const registered_memory &mem, std::vector<remote
 
 std::string ucp_node::rma_transport(int rank) const
 {
-    char *buf   = nullptr;
-    size_t size = 0;
-    FILE *stream = open_memstream(&buf, &size);
-    if (stream == nullptr) {
-        return "unknown";
-    }
-    ucp_ep_print_info(eps_[rank], stream);
-    std::fclose(stream);
-    std::string info(buf, size);
-    std::free(buf);
-    return parse_put_transport(info);
-}
-
-namespace {
-/* "lane[0]:  1:posix/memory.0 md[1] ..." -> "posix/memory.0" */
-std::string lane_transport(const std::string &ep_info, size_t lane)
-{
-    auto colon = ep_info.find(':', ep_info.find(':', lane) + 1);
-    if (colon == std::string::npos) {
-        return "unknown";
-    }
-    auto end = ep_info.find_first_of(" \n", colon + 1);
-    return ep_info.substr(colon + 1, end - colon - 1);
-}
-} // namespace
-
-std::string parse_put_transport(const std::string &ep_info)
-{
-    /* "put[0]: 0..<short>..." names the lane carrying puts */
-    auto put = ep_info.find("put[");
-    if (put != std::string::npos) {
-        std::string lane_id = ep_info.substr(put + 4, ep_info.find(']', put) - put - 4);
-        auto lane = ep_info.find("lane[" + lane_id + "]:");
-        return (lane == std::string::npos) ? "unknown" : lane_transport(ep_info, lane);
-    }
-    /* no RMA lane: UCP emulates puts with active messages on the am lane */
-    auto lane = ep_info.find("lane[0]:");
-    if (lane == std::string::npos) {
-        return "unknown";
-    }
-    return lane_transport(ep_info, lane) + " (put emulated over am)";
+    char name[64];
+    (void)tc_put_lane_describe(eps_[rank], name, sizeof(name));
+    return name;
 }
 
 } // namespace tc

@@ -41,10 +41,6 @@ using bootstrap_ptr = std::unique_ptr<std::remove_pointer_t<tc_bootstrap_h>, boo
 ucs_status_t request_wait(tc_progress_engine_h engine, ucs_status_ptr_t request,
                           double timeout_s = 30.0);
 
-/* The transport of the lane carrying puts in ucp_ep_print_info() output,
- * e.g. "posix/memory.0", "tcp/lo.0"; "unknown" if it cannot be found. */
-std::string parse_put_transport(const std::string &ep_info);
-
 /* Memory registered with ucp_mem_map (allocated by UCX) and its packed rkey. */
 class registered_memory {
 public:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
 # The Two-Chains runtime end to end on aarch64: ucx_ext's C sources and
-# test/ifunc_probe.c cross-built with aarch64-linux-gnu-gcc against Debian's
+# test/helpers/ifunc_probe.c cross-built with aarch64-linux-gnu-gcc against Debian's
 # arm64 UCX (libucx-dev:arm64, multiarch), the tcbench package built with
 # `twochains-pkg --target aarch64`, and the processes run under qemu-aarch64
 # by twochains-run: Local, Injected (W^X copies and RWX in place, so the
@@ -40,7 +40,7 @@ aarch64-linux-gnu-gcc "${cflags[@]}" -O2 -g -pthread \
     -I"$src/api" -I"$TC_BUILDDIR/ucx_ext/api" -I"$src" -I"$TC_SRCDIR/toolchain/api" \
     -I"$TC_SRCDIR/test/packages/tcbench" -DTC_BUILDDIR="\"$work\"" \
     "${lib_sources[@]}" \
-    "$TC_SRCDIR/test/ifunc_probe.c" -o "$work/ifunc_probe" -lucp -luct -lucs -ldl -lm
+    "$TC_SRCDIR/test/helpers/ifunc_probe.c" -o "$work/ifunc_probe" -lucp -luct -lucs -ldl -lm
 "$TC_BUILDDIR/toolchain/twochains-pkg" build --name tcbench --src "$TC_SRCDIR/test/packages/tcbench" \
     --prefix "$work/pkgs" --target aarch64 >/dev/null
 

@@ -2,7 +2,7 @@
 #
 # Cut one host's link in the emulated cluster (contrib/cluster/cluster.sh):
 # 4 hosts in network namespaces, UCX over tcp on their veths, every member
-# sending through a replication group (test/group_fault_probe). Once all are
+# sending through a replication group (test/helpers/group_fault_probe). Once all are
 # running, host 2's eth0 goes down. The three others must install a view
 # without it and report identical hash chains; host 2, cut off, is left in a
 # minority and must stop with a clear error (the probe's exit status 3 is
@@ -18,7 +18,7 @@ trap 'rm -f "$out"' EXIT
 export UCX_TC_SUSPECT_TIMEOUT=500ms UCX_TC_HEARTBEAT_INTERVAL=10ms UCX_TC_WAIT_POLICY=sleep \
        UCX_TC_BOOTSTRAP_TIMEOUT=5s
 "$cluster" -n 4 -r 1gbit --timeout 60 --launcher "$TC_BUILDDIR/src/tools/twochains-run" -- \
-    sh -c "\"$TC_BUILDDIR/test/group_fault_probe\" -c 6000 -r 4000; rc=\$?; [ \$rc -eq 3 ] && rc=0; exit \$rc" \
+    sh -c "\"$TC_BUILDDIR/test/helpers/group_fault_probe\" -c 6000 -r 4000; rc=\$?; [ \$rc -eq 3 ] && rc=0; exit \$rc" \
     > "$out" 2>&1 &
 pid=$!
 

@@ -25,7 +25,8 @@ fi
 # the UCX include flags configure chose
 ucx_cppflags=$(sed -n 's/^UCX_CPPFLAGS = //p' "$builddir/test/Makefile" 2>/dev/null)
 if ! "$clang" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$srcdir/ucx_ext" -I"$srcdir/ucx_ext/api" -I"$builddir/ucx_ext/api" $ucx_cppflags \
+        -I"$srcdir/ucx_ext" -I"$srcdir/ucx_ext/api" -I"$builddir/ucx_ext/api" \
+        -I"$srcdir/toolchain/api" $ucx_cppflags \
         "$srcdir/test/fuzz/fuzz_frame.c" "$srcdir/ucx_ext/ifunc/frame.c" \
         -o "$work/fuzz_frame" >"$work/build.log" 2>&1; then
     echo "FAIL: cannot build the fuzz target:"

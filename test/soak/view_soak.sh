@@ -11,7 +11,7 @@
 # Prints rounds, kills survived, joins, and messages delivered.
 set -u
 : "${TC_BUILDDIR:?}"
-probe=$TC_BUILDDIR/test/group_fault_probe
+probe=$TC_BUILDDIR/test/helpers/group_fault_probe
 minutes=${TC_SOAK_MINUTES:-30}
 cycles=${TC_SOAK_CYCLES:-3}
 export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=sleep UCX_TC_SUSPECT_TIMEOUT=300ms \

@@ -57,7 +57,7 @@ for round in $(seq "$rounds"); do
                 '(array verified; server_side_sum: 100 frames, sum -?[0-9]+ verified)|(latency over)|(all effects verified)' 7
             runs=$((runs + 1))
             log=$work/probe.log
-            UCX_TLS=$tls "$run" -n 4 --timeout 120 -- "$TC_BUILDDIR/test/ifunc_probe" \
+            UCX_TLS=$tls "$run" -n 4 --timeout 120 -- "$TC_BUILDDIR/test/helpers/ifunc_probe" \
                 -n 30 -d 4 -e -p "$placement" >"$log" 2>&1 || true
             check "probe round $round $tls $placement" "$log" 'ifunc_probe rank [0-3]: OK' 4
             runs=$((runs + 1))

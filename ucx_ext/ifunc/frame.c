@@ -1,21 +1,113 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * Frame header validation (see frame.h). Pure functions of their inputs:
- * callable from any thread, and the libFuzzer target in test/fuzz/ drives
- * them with arbitrary bytes.
+ * The frame codec (see frame.h for the wire format): the encoder, which
+ * lays out an element's frame once and stamps its header and trailer per
+ * send, and the decoder, which validates what arrived. Pure functions of
+ * their inputs: callable from any thread, and the libFuzzer target in
+ * test/fuzz/ drives the decoder with arbitrary bytes.
  *
- * Invariant: on TC_IFUNC_REJECT_NONE every region the header names lies in
- * [TC_FRAME_HDR_SIZE, frame_size - 1) of a frame of at most slot_size bytes,
- * so the dispatcher may read them without further bounds checks.
+ * Invariants: the encoder writes only frames the decoder accepts (every
+ * send path stamps through tc_frame_stamp); on TC_IFUNC_REJECT_NONE every
+ * region the header names lies in [TC_FRAME_HDR_SIZE, frame_size - 1) of a
+ * frame of at most slot_size bytes, so the dispatcher may read them without
+ * further bounds checks.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
 #endif
 
-#include "frame.h"
+#include "ifunc_int.h"
 
 #include <string.h>
+
+/* ---- encoder ---- */
+
+void tc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
+                            const tc_ifunc_element_t *elem, int with_code,
+                            tc_frame_desc_t *desc)
+{
+    uint32_t pos = TC_FRAME_HDR_SIZE;
+
+    memset(desc, 0, sizeof(*desc));
+    desc->pkg_id     = pkg->id;
+    desc->build_id   = pkg->build_id;
+    desc->element_id = elem->id;
+    desc->code_hash  = elem->span_hash;
+    desc->wdata      = (elem->flags & TC_JAM_F_WRITABLE_DATA) ? TC_FRAME_F_WDATA : 0;
+    desc->data_offset = desc->wdata ? elem->data_offset : 0;
+    if (with_code) {
+        desc->code_offset  = pos;
+        desc->code_size    = elem->span_size;
+        desc->got_offset   = pos + elem->got_slot_offset;
+        desc->entry_offset = pos + elem->entry_offset;
+        pos = tc_frame_align(pos + elem->span_size);
+        if (elem->num_externals != 0) {
+            desc->symtab_offset = pos;
+            desc->symtab_size   = elem->symtab_size;
+            desc->num_symbols   = elem->num_externals;
+            pos = tc_frame_align(pos + elem->symtab_size);
+        }
+    }
+    desc->payload_offset = pos;
+
+    if ((frame != NULL) && with_code) {
+        memcpy(frame + desc->code_offset, elem->span, elem->span_size);
+        if (desc->symtab_size != 0) {
+            memcpy(frame + desc->symtab_offset, elem->symtab, elem->symtab_size);
+        }
+    }
+}
+
+uint32_t tc_frame_stamp(uint8_t *frame, const tc_frame_desc_t *desc,
+                              tc_frame_type_t type, uint32_t flags, uint32_t seq,
+                              uint32_t sender, uint32_t payload_size)
+{
+    tc_frame_hdr_t *h = (tc_frame_hdr_t*)frame;
+    uint32_t size     = tc_frame_size(desc, payload_size);
+
+    memset(h, 0, sizeof(*h));
+    h->signal         = TC_FRAME_SIGNAL(seq);
+    h->version        = TC_FRAME_VERSION;
+    h->type           = type;
+    h->hdr_lines      = TC_FRAME_HDR_SIZE / TC_FRAME_ALIGN;
+    h->frame_size     = size;
+    h->seq            = seq;
+    h->pkg_id         = desc->pkg_id;
+    h->element_id     = desc->element_id;
+    h->sender         = sender;
+    h->build_id       = desc->build_id;
+    h->payload_offset = (payload_size != 0) ? desc->payload_offset : 0;
+    h->payload_size   = payload_size;
+    if (type != TC_FRAME_LOCAL) {
+        h->code_hash = desc->code_hash;
+    }
+    if (type == TC_FRAME_INJECTED) {
+        h->code_offset   = desc->code_offset;
+        h->code_size     = desc->code_size;
+        h->got_offset    = desc->got_offset;
+        h->got_size      = TC_FRAME_GOT_SIZE;
+        h->entry_offset  = desc->entry_offset;
+        h->symtab_offset = desc->symtab_offset;
+        h->symtab_size   = desc->symtab_size;
+        h->num_symbols   = desc->num_symbols;
+        flags           |= desc->wdata;
+        h->data_offset   = desc->data_offset;
+        if (desc->symtab_size != 0) {
+            flags |= TC_FRAME_F_SYMBOLS;
+        }
+    } else {
+        flags &= ~(uint32_t)TC_FRAME_F_CACHE;
+    }
+    h->flags = flags;
+    if (flags & TC_FRAME_F_CHECKSUM) {
+        h->checksum = tc_frame_checksum(h, frame);
+    }
+    frame[size - 1] = TC_FRAME_TRAILER(seq);
+    return size;
+}
+
+/* ---- decoder ---- */
 
 static const char *tc_ifunc_reject_names[] = {
     [TC_IFUNC_REJECT_NONE]            = "none",

@@ -81,7 +81,7 @@
  *    This relies on one put landing in address order, which neither UCP, nor
  *    the shared-memory transports (memcpy may copy backwards or with
  *    non-temporal stores), nor InfiniBand promise. The test
- *    ifunc_procs.trailer_soundness (test/gtest/test_ifunc_procs.cc) measures
+ *    ifunc_procs.trailer_soundness (test/gtest/ifunc/test_ifunc_procs.cc) measures
  *    it on the transport at hand (every frame checksummed) and reports the
  *    result; nothing assumes it.
  * In both variants the receiver checks the trailer; a frame whose trailer

@@ -252,7 +252,7 @@ typedef struct tc_ifunc_peer {
     int        trailer_mode;   /* r's sends use the trailer */
     uint64_t   sent;           /* frames we sent to r */
     double     stall_since;    /* > 0 while refused for credits */
-    char       transport[32];
+    char       transport[64];
 } tc_ifunc_peer_t;
 
 struct tc_ifunc_mailbox {
@@ -294,13 +294,10 @@ ucs_status_t tc_ifunc_request_wait(tc_progress_engine_h engine,
                                    ucs_status_ptr_t req, double timeout_s);
 
 
-/* ---- messages (send.c) ---- */
-
-#define TC_IFUNC_MSG_MAX_REQS 4
-
+/* ---- the frame encoder (frame.c, with the decoder) ---- */
 
 /* Everything a frame header says that does not change per send */
-typedef struct tc_ifunc_frame_desc {
+typedef struct tc_frame_desc {
     uint64_t pkg_id;
     uint64_t build_id;
     uint64_t code_hash;
@@ -315,16 +312,16 @@ typedef struct tc_ifunc_frame_desc {
     uint32_t payload_offset;
     uint32_t wdata;          /* TC_FRAME_F_WDATA or 0 */
     uint32_t data_offset;    /* span-relative, with wdata */
-} tc_ifunc_frame_desc_t;
+} tc_frame_desc_t;
 
 /* Lay out a frame of @a elem (with or without its code) and copy the code
  * and symbol names into @a frame when it is not NULL */
-void tc_ifunc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
+void tc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
                             const tc_ifunc_element_t *elem, int with_code,
-                            tc_ifunc_frame_desc_t *desc);
+                            tc_frame_desc_t *desc);
 
 /* Bytes a frame of @a desc needs for @a payload_size bytes of payload */
-static inline uint32_t tc_ifunc_frame_size(const tc_ifunc_frame_desc_t *desc,
+static inline uint32_t tc_frame_size(const tc_frame_desc_t *desc,
                                            uint32_t payload_size)
 {
     return tc_frame_align(desc->payload_offset + payload_size + 1);
@@ -332,10 +329,13 @@ static inline uint32_t tc_ifunc_frame_size(const tc_ifunc_frame_desc_t *desc,
 
 /* Write the header and trailer of one send; returns the frame size. Type
  * TC_FRAME_CACHED leaves the code out (hash only). */
-uint32_t tc_ifunc_frame_stamp(uint8_t *frame, const tc_ifunc_frame_desc_t *desc,
+uint32_t tc_frame_stamp(uint8_t *frame, const tc_frame_desc_t *desc,
                               tc_frame_type_t type, uint32_t flags, uint32_t seq,
                               uint32_t sender, uint32_t payload_size);
 
+/* ---- messages (send.c) ---- */
+
+#define TC_IFUNC_MSG_MAX_REQS 4
 
 struct tc_ifunc_msg {
     tc_ifunc_mailbox_h       mbox;
@@ -345,9 +345,9 @@ struct tc_ifunc_msg {
     ucp_mem_h                memh;
     uint8_t                  *frame;
     size_t                   capacity;        /* bytes mapped */
-    tc_ifunc_frame_desc_t    desc;
+    tc_frame_desc_t    desc;
     uint32_t                 alt_offset;      /* Cached: hash-only header */
-    tc_ifunc_frame_desc_t    alt_desc;        /* its layout */
+    tc_frame_desc_t    alt_desc;        /* its layout */
     uint32_t                 payload_capacity;
     uint32_t                 payload_size;
     void                     *reqs[TC_IFUNC_MSG_MAX_REQS];

@@ -1,7 +1,8 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * Mailboxes: receiver memory, rkey exchange, one-sided credits, the poller.
+ * Mailboxes: receiver memory and its region, rkey exchange and connection,
+ * barrier and flush. The credits are in credits.c, the poll in poll.c.
  *
  * One ucp_mem_map region per rank:
  *   [0, size*64)              credits[r]: how many of OUR frames rank r has
@@ -13,12 +14,6 @@
  * Each word sits in its own cache line. With UCX_TC_IFUNC_PLACEMENT=inplace
  * the rings are mapped read+write+execute.
  *
- * Credits: a sender may have at most depth frames a receiver has not
- * consumed: it sends frame k only if k - credits[dest] < depth, and otherwise
- * returns UCS_ERR_NO_RESOURCE (a credit stall). The receiver puts its
- * consumed count back every depth/4 frames (and retries until it went out),
- * so a sender waiting for credits always gets them.
- *
  * Threads: everything runs on the thread that drives the engine.
  */
 #ifdef HAVE_CONFIG_H
@@ -27,6 +22,7 @@
 
 #include "ifunc_int.h"
 
+#include <twochains/lane.h>
 #include <base/debug.h>
 
 #include <inttypes.h>
@@ -80,91 +76,7 @@ ucs_status_t tc_ifunc_request_wait(tc_progress_engine_h engine,
     return status;
 }
 
-/* ---- credits ---- */
-
-void tc_ifunc_mailbox_credit(tc_ifunc_mailbox_h mbox, int sender, int force)
-{
-    tc_ifunc_ring_t *ring = &mbox->rx_rings[sender];
-    tc_ifunc_peer_t *peer = &mbox->peers[sender];
-    uint64_t *src         = &mbox->credit_src[sender * TC_IFUNC_CREDIT_STRIDE];
-    ucp_request_param_t param;
-    ucs_status_ptr_t req;
-
-    if ((ring->expect == ring->published) ||
-        (!force && (ring->expect - ring->published < mbox->credit_batch))) {
-        return;
-    }
-    if (ring->credit_req != NULL) {
-        if (ucp_request_check_status(ring->credit_req) == UCS_INPROGRESS) {
-            return;           /* the source word is still being read */
-        }
-        ucp_request_free(ring->credit_req);
-        ring->credit_req = NULL;
-    }
-
-    /* the freed slots' zeroes before the credit that lets them be reused */
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    *src                = ring->expect;
-    param.op_attr_mask  = UCP_OP_ATTR_FIELD_MEMH;
-    param.memh          = mbox->memh;
-    req = ucp_put_nbx(peer->ep, src, sizeof(*src), peer->credit_addr, peer->rkey,
-                      &param);
-    if (UCS_PTR_IS_ERR(req)) {
-        ucs_warn("ifunc rank %d: credit put to rank %d failed: %s", mbox->rank,
-                 sender, ucs_status_string(UCS_PTR_STATUS(req)));
-        return;
-    }
-    ring->credit_req = req;
-    ring->published  = ring->expect;
-    ++mbox->stats.credit_updates;
-}
-
-/* ---- receive ---- */
-
-unsigned tc_ifunc_poll(tc_ifunc_mailbox_h mbox, unsigned max_frames)
-{
-    unsigned handled = 0, idle = 0, r;
-    tc_ifunc_slot_result_t result;
-    tc_ifunc_ring_t *ring;
-    uint8_t *slot;
-
-    if (ucs_unlikely(mbox->in_poll)) {
-        return 0;      /* a jam polled from inside a jam: not re-entered */
-    }
-    if (max_frames == 0) {
-        max_frames = mbox->poll_batch;
-    }
-    mbox->in_poll = 1;
-
-    /* round robin over the rings, bounded work per call (as mm_iface) */
-    r = mbox->next_ring;
-    while ((handled < max_frames) && (idle < (unsigned)mbox->size)) {
-        ring   = &mbox->rx_rings[r];
-        slot   = ring->head;
-        result = tc_ifunc_slot_process(&mbox->rx, ring, slot, mbox->slot_size,
-                                       ring->expect);
-        if ((result == TC_IFUNC_SLOT_RUN) || (result == TC_IFUNC_SLOT_REJECTED)) {
-            ++ring->expect;
-            ring->head = (ring->head + mbox->slot_size ==
-                          ring->base + (size_t)mbox->depth * mbox->slot_size) ?
-                         ring->base : ring->head + mbox->slot_size;
-            ++handled;
-            idle = 0;
-            tc_ifunc_mailbox_credit(mbox, r, 0);
-        } else {
-            ++idle;
-            if (ucs_unlikely(ring->expect - ring->published >= mbox->credit_batch)) {
-                tc_ifunc_mailbox_credit(mbox, r, 0);  /* retry a deferred one */
-            }
-        }
-        r = (r + 1 == (unsigned)mbox->size) ? 0 : r + 1;
-    }
-    mbox->next_ring = r;
-    mbox->in_poll   = 0;
-    return handled;
-}
-
-/* ---- helpers ---- */
+/* ---- barrier and flush ---- */
 
 typedef struct {
     tc_bootstrap_h boot;
@@ -207,39 +119,6 @@ ucs_status_t tc_ifunc_mailbox_flush(tc_ifunc_mailbox_h mbox, double timeout_s)
     return tc_ifunc_request_wait(mbox->engine,
                                  ucp_worker_flush_nbx(mbox->worker, &param),
                                  timeout_s);
-}
-
-/* "lane[1]:  2:posix/memory.0 md[1] ..." of the lane "put[N]" names */
-static void tc_ifunc_put_transport(ucp_ep_h ep, char *out, size_t len)
-{
-    char *info = NULL, *p, *lane, *end, key[32];
-    size_t info_len = 0;
-    FILE *f;
-
-    snprintf(out, len, "unknown");
-    f = open_memstream(&info, &info_len);
-    if (f == NULL) {
-        return;
-    }
-    ucp_ep_print_info(ep, f);
-    fclose(f);
-    p = strstr(info, "put[");
-    if (p != NULL) {
-        snprintf(key, sizeof(key), "lane[%d]:", atoi(p + 4));
-    } else {
-        snprintf(key, sizeof(key), "lane[0]:"); /* puts emulated over am */
-    }
-    lane = strstr(info, key);
-    if (lane != NULL) {
-        lane = strchr(lane + strlen(key), ':');
-    }
-    if (lane != NULL) {
-        ++lane;
-        end = lane + strcspn(lane, "/ \n");
-        snprintf(out, len, "%.*s%s", (int)(end - lane), lane,
-                 (p == NULL) ? " (am)" : "");
-    }
-    free(info);
 }
 
 static void tc_ifunc_mailbox_params_read(tc_ifunc_mailbox_h mbox,
@@ -422,7 +301,7 @@ static ucs_status_t tc_ifunc_mailbox_connect(tc_ifunc_mailbox_h mbox,
         peer->depth        = remote.depth;
         peer->trailer_mode = (remote.signal == TC_IFUNC_SIGNAL_TRAILER);
         mbox->rx_rings[r].trailer_mode = peer->trailer_mode;
-        tc_ifunc_put_transport(peer->ep, peer->transport, sizeof(peer->transport));
+        (void)tc_put_lane_describe(peer->ep, peer->transport, sizeof(peer->transport));
     }
     status = UCS_OK;
 

@@ -26,90 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tc_ifunc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
-                            const tc_ifunc_element_t *elem, int with_code,
-                            tc_ifunc_frame_desc_t *desc)
-{
-    uint32_t pos = TC_FRAME_HDR_SIZE;
-
-    memset(desc, 0, sizeof(*desc));
-    desc->pkg_id     = pkg->id;
-    desc->build_id   = pkg->build_id;
-    desc->element_id = elem->id;
-    desc->code_hash  = elem->span_hash;
-    desc->wdata      = (elem->flags & TC_JAM_F_WRITABLE_DATA) ? TC_FRAME_F_WDATA : 0;
-    desc->data_offset = desc->wdata ? elem->data_offset : 0;
-    if (with_code) {
-        desc->code_offset  = pos;
-        desc->code_size    = elem->span_size;
-        desc->got_offset   = pos + elem->got_slot_offset;
-        desc->entry_offset = pos + elem->entry_offset;
-        pos = tc_frame_align(pos + elem->span_size);
-        if (elem->num_externals != 0) {
-            desc->symtab_offset = pos;
-            desc->symtab_size   = elem->symtab_size;
-            desc->num_symbols   = elem->num_externals;
-            pos = tc_frame_align(pos + elem->symtab_size);
-        }
-    }
-    desc->payload_offset = pos;
-
-    if ((frame != NULL) && with_code) {
-        memcpy(frame + desc->code_offset, elem->span, elem->span_size);
-        if (desc->symtab_size != 0) {
-            memcpy(frame + desc->symtab_offset, elem->symtab, elem->symtab_size);
-        }
-    }
-}
-
-uint32_t tc_ifunc_frame_stamp(uint8_t *frame, const tc_ifunc_frame_desc_t *desc,
-                              tc_frame_type_t type, uint32_t flags, uint32_t seq,
-                              uint32_t sender, uint32_t payload_size)
-{
-    tc_frame_hdr_t *h = (tc_frame_hdr_t*)frame;
-    uint32_t size     = tc_ifunc_frame_size(desc, payload_size);
-
-    memset(h, 0, sizeof(*h));
-    h->signal         = TC_FRAME_SIGNAL(seq);
-    h->version        = TC_FRAME_VERSION;
-    h->type           = type;
-    h->hdr_lines      = TC_FRAME_HDR_SIZE / TC_FRAME_ALIGN;
-    h->frame_size     = size;
-    h->seq            = seq;
-    h->pkg_id         = desc->pkg_id;
-    h->element_id     = desc->element_id;
-    h->sender         = sender;
-    h->build_id       = desc->build_id;
-    h->payload_offset = (payload_size != 0) ? desc->payload_offset : 0;
-    h->payload_size   = payload_size;
-    if (type != TC_FRAME_LOCAL) {
-        h->code_hash = desc->code_hash;
-    }
-    if (type == TC_FRAME_INJECTED) {
-        h->code_offset   = desc->code_offset;
-        h->code_size     = desc->code_size;
-        h->got_offset    = desc->got_offset;
-        h->got_size      = TC_FRAME_GOT_SIZE;
-        h->entry_offset  = desc->entry_offset;
-        h->symtab_offset = desc->symtab_offset;
-        h->symtab_size   = desc->symtab_size;
-        h->num_symbols   = desc->num_symbols;
-        flags           |= desc->wdata;
-        h->data_offset   = desc->data_offset;
-        if (desc->symtab_size != 0) {
-            flags |= TC_FRAME_F_SYMBOLS;
-        }
-    } else {
-        flags &= ~(uint32_t)TC_FRAME_F_CACHE;
-    }
-    h->flags = flags;
-    if (flags & TC_FRAME_F_CHECKSUM) {
-        h->checksum = tc_frame_checksum(h, frame);
-    }
-    frame[size - 1] = TC_FRAME_TRAILER(seq);
-    return size;
-}
-
 ucs_status_t tc_ifunc_msg_wait(tc_ifunc_msg_h msg)
 {
     ucs_status_t status = UCS_OK, s;
@@ -215,7 +131,7 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     msg->pkg  = pkg;
     msg->elem = elem;
     msg->mode = mode;
-    tc_ifunc_frame_prepare(NULL, pkg, elem, mode != TC_IFUNC_MODE_LOCAL, &msg->desc);
+    tc_frame_prepare(NULL, pkg, elem, mode != TC_IFUNC_MODE_LOCAL, &msg->desc);
     tc_ifunc_msg_alt_layout(msg);
 
     for (r = 0; r < mbox->size; ++r) {
@@ -224,14 +140,14 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
         }
     }
     if ((payload_cap > UINT32_MAX / 2) ||
-        (tc_ifunc_frame_size(&msg->desc, (uint32_t)payload_cap) > min_slot)) {
+        (tc_frame_size(&msg->desc, (uint32_t)payload_cap) > min_slot)) {
         ucs_error("ifunc: a %s frame with %zu bytes of payload does not fit %u-byte "
                   "slots", elem->name, payload_cap, min_slot);
         status = UCS_ERR_EXCEEDS_LIMIT;
         goto err_free;
     }
     msg->payload_capacity = (uint32_t)payload_cap;
-    msg->capacity         = tc_ifunc_frame_size(&msg->desc, msg->payload_capacity);
+    msg->capacity         = tc_frame_size(&msg->desc, msg->payload_capacity);
 
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                     UCP_MEM_MAP_PARAM_FIELD_FLAGS;
@@ -250,7 +166,7 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     }
     msg->frame = attr.address;
     memset(msg->frame, 0, msg->capacity);
-    tc_ifunc_frame_prepare(msg->frame, pkg, elem, mode != TC_IFUNC_MODE_LOCAL,
+    tc_frame_prepare(msg->frame, pkg, elem, mode != TC_IFUNC_MODE_LOCAL,
                            &msg->desc);
     tc_ifunc_msg_alt_layout(msg);
 
@@ -310,7 +226,7 @@ ucs_status_t tc_ifunc_msg_set_payload_size(tc_ifunc_msg_h msg, size_t size)
 
 size_t tc_ifunc_msg_frame_size(tc_ifunc_msg_h msg)
 {
-    return tc_ifunc_frame_size((msg->mode == TC_IFUNC_MODE_CACHED) ? &msg->alt_desc :
+    return tc_frame_size((msg->mode == TC_IFUNC_MODE_CACHED) ? &msg->alt_desc :
                                &msg->desc, msg->payload_size);
 }
 
@@ -369,7 +285,7 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
 {
     tc_ifunc_peer_t *peer             = &mbox->peers[dest];
     uint8_t *frame                    = msg->frame;
-    const tc_ifunc_frame_desc_t *desc = &msg->desc;
+    const tc_frame_desc_t *desc = &msg->desc;
     uint32_t flags                    = 0;
     tc_frame_type_t type;
     ucs_status_t status;
@@ -419,7 +335,7 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
         flags |= TC_FRAME_F_CHECKSUM;
     }
 
-    size = tc_ifunc_frame_stamp(frame, desc, type, flags, (uint32_t)peer->sent,
+    size = tc_frame_stamp(frame, desc, type, flags, (uint32_t)peer->sent,
                                 mbox->rank, msg->payload_size);
     if (ucs_unlikely(size > peer->slot_size)) {
         return UCS_ERR_EXCEEDS_LIMIT;

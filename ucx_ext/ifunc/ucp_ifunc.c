@@ -33,7 +33,7 @@ struct ucp_ifunc {
     tc_ifunc_pkg_h           pkg;
     const tc_ifunc_element_t *elem;
     ucp_context_h            context;
-    tc_ifunc_frame_desc_t    desc;
+    tc_frame_desc_t    desc;
 };
 
 typedef struct {
@@ -195,7 +195,7 @@ ucs_status_t ucp_register_ifunc(ucp_context_h context, const char *ifunc_name,
     ih->pkg     = pkg;
     ih->elem    = tc_ifunc_pkg_elem(pkg, id);
     ih->context = context;
-    tc_ifunc_frame_prepare(NULL, pkg, ih->elem, 1, &ih->desc);
+    tc_frame_prepare(NULL, pkg, ih->elem, 1, &ih->desc);
     *ifunc_p = ih;
     return UCS_OK;
 }
@@ -235,7 +235,7 @@ ucs_status_t ucp_ifunc_msg_create(ucp_ifunc_h ifunc_h, void *source_args,
     if (cap > UINT32_MAX / 2) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }
-    capacity = tc_ifunc_frame_size(&ifunc_h->desc, (uint32_t)cap);
+    capacity = tc_frame_size(&ifunc_h->desc, (uint32_t)cap);
 
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                     UCP_MEM_MAP_PARAM_FIELD_FLAGS;
@@ -257,7 +257,7 @@ ucs_status_t ucp_ifunc_msg_create(ucp_ifunc_h ifunc_h, void *source_args,
     prefix->memh    = memh;
     prefix->context = ifunc_h->context;
     frame           = (uint8_t*)attr.address + TC_UCP_IFUNC_PREFIX;
-    tc_ifunc_frame_prepare(frame, ifunc_h->pkg, ifunc_h->elem, 1, &ifunc_h->desc);
+    tc_frame_prepare(frame, ifunc_h->pkg, ifunc_h->elem, 1, &ifunc_h->desc);
 
     size = cap;
     if (local->payload_init != NULL) {
@@ -275,7 +275,7 @@ ucs_status_t ucp_ifunc_msg_create(ucp_ifunc_h ifunc_h, void *source_args,
 
     msg_p->ifunc_h    = ifunc_h;
     msg_p->frame      = frame;
-    msg_p->frame_size = tc_ifunc_frame_stamp(frame, &ifunc_h->desc, TC_FRAME_INJECTED,
+    msg_p->frame_size = tc_frame_stamp(frame, &ifunc_h->desc, TC_FRAME_INJECTED,
                                              0, 0, TC_FRAME_SENDER_NONE,
                                              (uint32_t)size);
     /* the name, so that a receiver that has not registered it can */

@@ -85,17 +85,17 @@ static int64_t sum_value(uint32_t seq, unsigned j)
 static uint32_t build_sum(sender_t *s, tc_frame_type_t type, uint32_t seq)
 {
     const tc_ifunc_element_t *e = tc_ifunc_pkg_elem(s->pkg, s->sum_id);
-    tc_ifunc_frame_desc_t desc;
+    tc_frame_desc_t desc;
     int64_t *payload;
     unsigned j;
 
     memset(s->frame, 0, sizeof(s->frame));
-    tc_ifunc_frame_prepare(s->frame, s->pkg, e, type != TC_FRAME_LOCAL, &desc);
+    tc_frame_prepare(s->frame, s->pkg, e, type != TC_FRAME_LOCAL, &desc);
     payload = (int64_t*)(s->frame + desc.payload_offset);
     for (j = 0; j < SUM_VALUES; ++j) {
         payload[j] = sum_value(seq, j);
     }
-    return tc_ifunc_frame_stamp(s->frame, &desc, type,
+    return tc_frame_stamp(s->frame, &desc, type,
                                 (type == TC_FRAME_INJECTED) ? TC_FRAME_F_CACHE : 0,
                                 seq, 1, SUM_VALUES * sizeof(int64_t));
 }

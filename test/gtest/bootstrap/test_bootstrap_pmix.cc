@@ -1,7 +1,7 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * PMIx bootstrap: test/boot_probe and this binary under Open MPI's mpirun (a
+ * PMIx bootstrap: test/helpers/boot_probe and this binary under Open MPI's mpirun (a
  * PMIx server), and the choice of backend and its errors outside a PMIx
  * launcher. Every run is bounded in time. Without mpirun, or without PMIx in
  * the build, the launcher tests skip and say why.
@@ -154,7 +154,7 @@ timed_run run_timed(const std::string &cmd)
 TEST(bootstrap_pmix_procs, three_processes_under_mpirun_pick_pmix_and_exchange_exactly)
 {
     SKIP_WITHOUT_PMIX_LAUNCHER();
-    auto run = run_timed(mpirun_cmd(3, tc_test::build_path("test/boot_probe"),
+    auto run = run_timed(mpirun_cmd(3, tc_test::build_path("test/helpers/boot_probe"),
                                     {"UCX_TC_BOOTSTRAP_TIMEOUT=20s"}));
     EXPECT_EQ(0, run.result.exit_code) << run.result.output;
     for (int r = 0; r < 3; ++r) {
@@ -171,7 +171,7 @@ TEST(bootstrap_pmix_procs, forced_pmix_ignores_ucx_tc_size)
 {
     SKIP_WITHOUT_PMIX_LAUNCHER();
     // UCX_TC_SIZE would make auto choose tcp; pmix takes the size from PMIx
-    auto run = run_timed(mpirun_cmd(2, tc_test::build_path("test/boot_probe") + " --rounds 3",
+    auto run = run_timed(mpirun_cmd(2, tc_test::build_path("test/helpers/boot_probe") + " --rounds 3",
                                     {"UCX_TC_BOOTSTRAP=pmix", "UCX_TC_SIZE=5"}));
     EXPECT_EQ(0, run.result.exit_code) << run.result.output;
     EXPECT_EQ(2u, count_lines_with(run.result.output, "bootstrap pmix rank")) << run.result.output;
@@ -182,7 +182,7 @@ TEST(bootstrap_pmix_procs, forced_pmix_ignores_ucx_tc_size)
 TEST(bootstrap_pmix_procs, allgather_length_mismatch_fails_on_every_rank_and_they_carry_on)
 {
     SKIP_WITHOUT_PMIX_LAUNCHER();
-    auto run = run_timed(mpirun_cmd(3, tc_test::build_path("test/boot_probe") +
+    auto run = run_timed(mpirun_cmd(3, tc_test::build_path("test/helpers/boot_probe") +
                                                " --mismatch-rank 1",
                                     {"UCX_TC_BOOTSTRAP_TIMEOUT=20s"}));
     EXPECT_EQ(0, run.result.exit_code) << run.result.output;
@@ -196,7 +196,7 @@ TEST(bootstrap_pmix_procs, rank_that_dies_fails_the_others_before_the_timeout)
 {
     SKIP_WITHOUT_PMIX_LAUNCHER();
     // the launcher notices the dead rank; the survivors must not wait 20 s
-    auto run = run_timed(mpirun_cmd(3, tc_test::build_path("test/boot_probe") +
+    auto run = run_timed(mpirun_cmd(3, tc_test::build_path("test/helpers/boot_probe") +
                                                " --vanish-rank 2",
                                     {"UCX_TC_BOOTSTRAP_TIMEOUT=20s"}));
     EXPECT_NE(0, run.result.exit_code) << run.result.output;
@@ -291,7 +291,7 @@ TEST(bootstrap_pmix_env, forced_pmix_outside_a_launcher_fails_clearly_and_quickl
 TEST(bootstrap_pmix_env, forced_pmix_outside_a_launcher_fails_the_probe)
 {
     auto run = run_timed(std::string(kCleanEnv) + "UCX_TC_BOOTSTRAP=pmix timeout -k 5 60 " +
-                         tc_test::build_path("test/boot_probe"));
+                         tc_test::build_path("test/helpers/boot_probe"));
     EXPECT_EQ(1, run.result.exit_code) << run.result.output;
     EXPECT_EQ(1u, count_lines_with(run.result.output, "bootstrap create failed"))
             << run.result.output;
@@ -310,7 +310,7 @@ TEST(bootstrap_pmix_env, stale_launcher_environment_fails_clearly_and_quickly)
     // without PMIx in the build, the backend): an error, not N single members
     auto run = run_timed(std::string(kCleanEnv) +
                          "PMIX_RANK=0 PMIX_NAMESPACE=tc-test-gone timeout -k 5 60 " +
-                         tc_test::build_path("test/boot_probe"));
+                         tc_test::build_path("test/helpers/boot_probe"));
     EXPECT_EQ(1, run.result.exit_code) << run.result.output;
 #ifdef TC_HAVE_PMIX
     EXPECT_EQ(1u, count_lines_with(run.result.output, "PMIx server of the launcher is not "

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * Bad input, one test per kind, over posix,self and tcp,self: a sender
- * (test/ifunc_bad.c) writes raw frames with ucp_put_nbx, bypassing every
+ * (test/helpers/ifunc_bad.c) writes raw frames with ucp_put_nbx, bypassing every
  * sender-side check. The receiver must reject each bad frame with the right
  * reason, count it, log it once per cause and peer at warn level, free the
  * slot, and then run the next good frame correctly.
@@ -34,7 +34,7 @@ TEST_P(ifunc_bad, rejected_counted_logged_once_and_next_frame_runs)
     auto r = tc_test::run_command("UCX_TLS=" + tl + " " +
                                   tc_test::build_path("src/tools/twochains-run") +
                                   " -n 2 --timeout 60 -- " +
-                                  tc_test::build_path("test/ifunc_bad") + " " + name);
+                                  tc_test::build_path("test/helpers/ifunc_bad") + " " + name);
     ASSERT_EQ(0, r.exit_code) << r.output;
     EXPECT_NE(std::string::npos, r.output.find("[0] ifunc_bad rank 0: case " + name + ": OK"))
             << r.output;
@@ -57,7 +57,7 @@ TEST_P(ifunc_stale, previous_lap_signal_is_not_a_frame)
     auto r = tc_test::run_command("UCX_TLS=" + GetParam() + " " +
                                   tc_test::build_path("src/tools/twochains-run") +
                                   " -n 2 --timeout 60 -- " +
-                                  tc_test::build_path("test/ifunc_bad") + " stale_signal");
+                                  tc_test::build_path("test/helpers/ifunc_bad") + " stale_signal");
     ASSERT_EQ(0, r.exit_code) << r.output;
     EXPECT_NE(std::string::npos, r.output.find("[0] ifunc_bad rank 0: case stale_signal: OK"))
             << r.output;

@@ -3,7 +3,7 @@
  *
  * Bootstrap backends: in-process (threads), single member, TCP in one process
  * (threads and raw sockets) and TCP across processes started by twochains-run
- * running test/boot_probe. Every failure case is bounded in time.
+ * running test/helpers/boot_probe. Every failure case is bounded in time.
  */
 #include "common.h"
 
@@ -551,7 +551,7 @@ probe_run run_probe(int nranks, const std::string &probe_args, const char *boot_
     std::string cmd = "UCX_TC_BOOTSTRAP_TIMEOUT=" + std::string(boot_timeout) + " " +
                       tc_test::build_path("src/tools/twochains-run") + " -n " +
                       std::to_string(nranks) + " --timeout 20 -- " +
-                      tc_test::build_path("test/boot_probe") + " " + probe_args;
+                      tc_test::build_path("test/helpers/boot_probe") + " " + probe_args;
     auto start = clock_type::now();
     auto res   = tc_test::run_command(cmd);
     return {res, seconds_since(start)};

@@ -42,7 +42,7 @@ class cluster {
 public:
     cluster(int n, const std::string &tls, const std::string &args,
             const std::vector<std::pair<int, std::string>> &extra_env = {},
-            const std::string &binary = "test/group_fault_probe")
+            const std::string &binary = "test/helpers/group_fault_probe")
         : members_(n), tls_(tls), binary_(binary)
     {
         members_.reserve(n + kMaxJoiners);   /* at() references stay valid */
@@ -624,12 +624,12 @@ INSTANTIATE_TEST_SUITE_P(transports, group_join, ::testing::Values("posix,self",
 
 TEST(group_faults, join_through_the_c_api)
 {
-    /* test/group_join_c uses <twochains/group.h> alone: tc_group_join and
+    /* test/helpers/group_join_c uses <twochains/group.h> alone: tc_group_join and
      * the C state callbacks carry the chain to the joiner */
     const int base = free_port_base(3);
     ASSERT_NE(0, base);
     cluster c(3, "posix,self", "-c 6000 -r 4000 -J " + std::to_string(base), {},
-              "test/group_join_c");
+              "test/helpers/group_join_c");
     ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
     std::this_thread::sleep_for(200ms);
     const int j = c.start_joiner("-c 1000 -r 4000 -j 127.0.0.1:" + std::to_string(base));

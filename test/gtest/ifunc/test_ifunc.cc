@@ -61,11 +61,11 @@ protected:
     /* a good frame of server_side_sum, 3 values, in buf */
     uint32_t build(tc_frame_type_t type, uint32_t seq = 5)
     {
-        tc_ifunc_frame_desc_t desc;
+        tc_frame_desc_t desc;
         std::memset(buf, 0, sizeof(buf));
-        tc_ifunc_frame_prepare(buf, pkg, tc_ifunc_pkg_elem(pkg, sum_id),
+        tc_frame_prepare(buf, pkg, tc_ifunc_pkg_elem(pkg, sum_id),
                                type != TC_FRAME_LOCAL, &desc);
-        return tc_ifunc_frame_stamp(buf, &desc, type, 0, seq, 1, 3 * sizeof(int64_t));
+        return tc_frame_stamp(buf, &desc, type, 0, seq, 1, 3 * sizeof(int64_t));
     }
     tc_frame_hdr_t &hdr() { return *reinterpret_cast<tc_frame_hdr_t*>(buf); }
     tc_ifunc_reject_t check(uint64_t expect = 5)

@@ -103,7 +103,7 @@ TEST(rdmc_schedule, sweep_up_to_1024_members_and_9973_blocks)
             }
         }
     }
-    /* the largest case the issue names, for the pipeline */
+    /* the largest case the design targets, for the pipeline */
     expect_valid(schedule_kind::binomial, 1000, 999, 1000);
     expect_valid(schedule_kind::binomial, 1024, 0, 10000);
     std::printf("sweep: %zu points x 4 kinds + 2 large binomial cases in %.2f s\n", points.size(),

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * Replication groups across real processes under twochains-run, over real
- * transports, through the C API (test/group_probe.c). Every member must
+ * transports, through the C API (test/helpers/group_probe.c). Every member must
  * deliver the identical sequence: equal hash chains, exact counts.
  */
 #include "common.h"
@@ -26,7 +26,7 @@ probe_run run_probe(const std::string &tls, int n, const std::string &args)
     auto r = tc_test::run_command("UCX_TLS=" + tls + " " +
                                   tc_test::build_path("src/tools/twochains-run") + " -n " +
                                   std::to_string(n) + " --timeout 120 -- " +
-                                  tc_test::build_path("test/group_probe") + " " + args);
+                                  tc_test::build_path("test/helpers/group_probe") + " " + args);
     probe_run out{r.exit_code, r.output, {}, {}};
     std::regex line(R"(\[\d+\] group (\d) chain ([0-9a-f]+) count (\d+) bad 0)");
     for (std::sregex_iterator it(r.output.begin(), r.output.end(), line), end; it != end; ++it) {

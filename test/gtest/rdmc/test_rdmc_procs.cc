@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * The RDMC engine across real processes under twochains-run, over real
- * transports (test/rdmc_probe.cc): every schedule kind end to end at
+ * transports (test/helpers/rdmc_probe.cc): every schedule kind end to end at
  * N = 2, 3, 5, 8, every payload byte checked, and every rank must report
  * the same hash chain over all transfers.
  */
@@ -27,7 +27,7 @@ probe_run run_probe(const std::string &tls, int n, const std::string &args, int 
     auto r = tc_test::run_command("UCX_TLS=" + tls + " " +
                                   tc_test::build_path("src/tools/twochains-run") + " -n " +
                                   std::to_string(n) + " --timeout " + std::to_string(timeout) +
-                                  " -- " + tc_test::build_path("test/rdmc_probe") + " " + args);
+                                  " -- " + tc_test::build_path("test/helpers/rdmc_probe") + " " + args);
     probe_run out{r.exit_code, r.output, {}, {}};
     std::regex line(R"(\[\d+\] rdmc (\w+) rank \d+ received \d+ bad 0 order 0 chain ([0-9a-f]+))");
     for (std::sregex_iterator it(r.output.begin(), r.output.end(), line), end; it != end; ++it) {

@@ -17,7 +17,7 @@ rc=$?
 [ $rc -eq 0 ] || exit $rc   # 77: skipped, the reason is printed
 
 out=$("$cluster" -n 4 --timeout 120 --launcher "$TC_BUILDDIR/src/tools/twochains-run" -- \
-      "$TC_BUILDDIR/test/rdmc_probe" -k binomial -b 1m -s 8m,8m,8m,8m 2>&1)
+      "$TC_BUILDDIR/test/helpers/rdmc_probe" -k binomial -b 1m -s 8m,8m,8m,8m 2>&1)
 rc=$?
 echo "$out"
 [ $rc -eq 0 ] || { echo "FAIL: cluster run exited $rc"; exit 1; }

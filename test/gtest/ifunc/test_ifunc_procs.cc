@@ -1,7 +1,7 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * Two-Chains across real processes (test/ifunc_probe.c under
+ * Two-Chains across real processes (test/helpers/ifunc_probe.c under
  * twochains-run), over posix,self and tcp,self: every tcbench jam in every
  * mode and placement, 2 and then 4 processes sending to one receiver, ring
  * wrap-around with credit stalls, mixed frame types on one ring, remote
@@ -24,7 +24,7 @@ protected:
         return tc_test::run_command("UCX_TLS=" + GetParam() + " " + env + " " +
                                     tc_test::build_path("src/tools/twochains-run") +
                                     " -n " + std::to_string(n) + " --timeout 60 -- " +
-                                    tc_test::build_path("test/ifunc_probe") + " " + args);
+                                    tc_test::build_path("test/helpers/ifunc_probe") + " " + args);
     }
 
     /* every rank printed OK, rank 0 checked @a frames frames, none rejected */
