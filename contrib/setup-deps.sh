@@ -29,6 +29,8 @@ TC_PACKAGES=(
     linux-perf            # perf record/stat in contrib/bench/ifunc.sh (profile, cycles where counted)
     iproute2              # network namespaces for the emulated cluster
     procps                # pgrep/pkill used by the tests' cleanup
+    doxygen               # make docs: the API reference of the public headers
+    python3               # the benchmark drivers' summaries and plot data (contrib/bench)
 )
 
 # Installed for this machine's architecture (or for all): dpkg-query lists

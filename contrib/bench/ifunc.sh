@@ -18,7 +18,7 @@
 # Every pair runs pinned (server core 0, client core 1); every point is
 # repeated REPS times with the whole sweep interleaved (A B C ... A B C ...)
 # and the summary uses medians. One JSON object per measured point (per
-# repetition) in contrib/bench/results/ifunc.jsonl (ifunc_quick.jsonl with
+# repetition) in contrib/bench/results/ifunc/full/ifunc.jsonl (quick/ with
 # --quick), plots ifunc*_{latency,msgrate,tail,policy}.png, ratios in
 # ifunc*_summary.txt and on stdout.
 #
@@ -37,7 +37,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${TC_BUILD:-$top/build}
 perftest=${TC_PERFTEST:-$build/contrib/ucx_perftest/ucx_perftest}
-out=${TC_BENCH_OUT:-$here/results}
+out=${TC_BENCH_OUT:-}
 jam=${UCX_TC_IFUNC_JAM:-indirect_put}
 
 quick=0
@@ -48,15 +48,16 @@ case "${1:-}" in
 esac
 
 if [ "$quick" = 1 ]; then
-    prefix=ifunc_quick reps=1 ints="1 16 1024" tail_reps=1 pol_reps=1
+    variant=quick prefix=ifunc reps=1 ints="1 16 1024" tail_reps=1 pol_reps=1
     lat_n=10000 tcp_lat_n=1000 bw_n=100000 tcp_bw_n=5000 tail_n=20000
     pol_n=500000 pol_sleep_n=10000 pol_tcp_n=5000 prof_n=1000000
 else
-    prefix=ifunc reps=5 ints="1 4 16 64 256 1024" tail_reps=5 pol_reps=3
+    variant=full prefix=ifunc reps=5 ints="1 4 16 64 256 1024" tail_reps=5 pol_reps=3
     lat_n=20000 tcp_lat_n=2000 bw_n=200000 tcp_bw_n=20000 tail_n=100000
     pol_n=2000000 pol_sleep_n=40000 pol_tcp_n=20000 prof_n=2000000
 fi
 
+out=${out:-$here/results/ifunc/$variant}
 [ -x "$perftest" ] || { echo "ifunc.sh: no $perftest; run 'make perftest' first" >&2; exit 1; }
 usage=$("$perftest" -h 2>&1 || true)
 grep -q ucp_ifunc_lat <<<"$usage" || { echo "ifunc.sh: $perftest has no ifunc shapes" >&2; exit 1; }

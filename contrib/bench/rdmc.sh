@@ -11,7 +11,7 @@
 #     of the same message measured in the same run (interleaved, medians).
 #  2. In one process over shared memory (posix): the same shape, N threads.
 #
-# Writes JSON lines to contrib/bench/results/rdmc_cluster.jsonl and
+# Writes JSON lines to contrib/bench/results/rdmc/full/rdmc_cluster.jsonl and
 # rdmc_shm.jsonl, and (with gnuplot) rdmc_cluster.png.
 #
 #   contrib/bench/rdmc.sh [--build DIR] [--size 64m] [--block 1m] [--rate 1gbit]
@@ -43,7 +43,7 @@ perf="$BUILD/src/tools/twochains-perf"
 run="$BUILD/src/tools/twochains-run"
 [ -x "$perf" ] || { echo "rdmc.sh: build first ($perf missing)" >&2; exit 2; }
 
-results="$here/results"
+results="$here/results/rdmc/full"
 mkdir -p "$results"
 cluster_out="$results/rdmc_cluster.jsonl"
 shm_out="$results/rdmc_shm.jsonl"

@@ -7,23 +7,24 @@
 #     median of REPS runs interleaved A B A B so that machine drift hits all;
 #   - latency at low load (one message at a time) and against offered load;
 #   - the transport's limit: ucp_put_bw of a 25 KB put (pinned), / (N-1).
-# One JSON object per point in contrib/bench/results/smc_batch.jsonl, plots
-# in contrib/bench/results/*.png, ratios on stdout.
+# One JSON object per point in contrib/bench/results/smc_batch/{full,quick}/
+# smc_batch.jsonl, plots beside it, ratios on stdout.
 #
 #   contrib/bench/smc_batch.sh [--quick]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${TC_BUILD:-$here/../../build}/src/tools
-out=$here/results
+out=$here/results/smc_batch/full
 source "$here/perftest_lib.sh"
-mkdir -p "$out"
 
 reps=3 iters=50000 lat_iters=2000
 batches="1 16 64 250" flushes="0 20 100" members="2 3 5" rates="2000 20000 100000 400000"
 if [ "${1:-}" = "--quick" ]; then
     reps=1 iters=10000 lat_iters=300 batches="1 64" flushes="0 20" members="3" rates="20000 200000"
+    out=$here/results/smc_batch/quick
 fi
 export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=${UCX_TC_WAIT_POLICY:-sleep}
+mkdir -p "$out"
 jsonl=$out/smc_batch.jsonl
 : > "$jsonl"
 echo "# $(nproc) cores, UCX_TC_WAIT_POLICY=$UCX_TC_WAIT_POLICY, --inproc, posix,self, median of $reps" >&2
