@@ -9,8 +9,11 @@
  */
 #include "got_patch.hpp"
 
+#include <twochains/jam_format.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <sstream>
 
 namespace tc::pkg {
@@ -368,6 +371,25 @@ void asm_unit::fail(const asm_stmt &st, const std::string &msg)
 void asm_unit::emit_comment(const std::string &text)
 {
     emit(std::string((m_arch == target_arch::x86_64) ? "# " : "// ") + text);
+}
+
+void asm_unit::emit_preamble()
+{
+    const bool x86       = (m_arch == target_arch::x86_64);
+    const char *type     = x86 ? "@object" : "%object";
+    const char *quad     = x86 ? ".quad" : ".xword";
+    const char *word     = x86 ? ".long" : ".word";
+    char magic[16];
+    std::snprintf(magic, sizeof(magic), "%#x", TC_JAM_PREAMBLE_MAGIC);
+    emit_comment("twochains-pkg: GOT slot, preamble of the shipped span");
+    emit("\t.section\t.tc_preamble,\"ax\",@progbits");
+    emit("\t.balign\t16");
+    emit(std::string("\t.type\t__tc_got_slot, ") + type);
+    emit("\t.size\t__tc_got_slot, 8");
+    emit("__tc_got_slot:");
+    emit(std::string("\t") + quad + "\t0");
+    emit(std::string("\t") + word + "\t" + magic);
+    emit(std::string("\t") + word + "\t0");
 }
 
 void asm_unit::check_common(const asm_stmt &st)

@@ -79,6 +79,10 @@ public:
         emit((st.label.empty() ? "\t" : "") + st.raw);
     }
     void emit_comment(const std::string &text);
+    /* The preamble of the shipped span: the GOT slot (__tc_got_slot, 8
+     * bytes), TC_JAM_PREAMBLE_MAGIC and 4 bytes of padding, in this
+     * architecture's directives. */
+    void emit_preamble();
 
     /* Shared checks applied to every statement (TLS sections, data). */
     void check_common(const asm_stmt &st);

@@ -134,15 +134,7 @@ public:
                 patch(st);
             }
         }
-        m_u.emit_comment("twochains-pkg: GOT slot, preamble of the shipped span");
-        m_u.emit("\t.section\t.tc_preamble,\"ax\",@progbits");
-        m_u.emit("\t.balign\t16");
-        m_u.emit("\t.type\t__tc_got_slot, @object");
-        m_u.emit("\t.size\t__tc_got_slot, 8");
-        m_u.emit("__tc_got_slot:");
-        m_u.emit("\t.quad\t0");
-        m_u.emit("\t.long\t0x314a4354");
-        m_u.emit("\t.long\t0");
+        m_u.emit_preamble();
         return m_u.finish(false);
     }
 

@@ -18,22 +18,15 @@
 #include "rdmc/engine.hpp"
 #include "common/contained_call.hpp"
 
+#include "rdmc/transfer_state.hpp"
 #include "sst/region.hpp"
 
-#include <ucs/sys/string.h>
 #include <ucs/debug/log_def.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <exception>
-#include <optional>
-#include <string>
-
-extern "C" ucs_status_t tc_rdmc_config_block(size_t *block_p); /* rdmc_config.c */
 
 namespace tc::rdmc {
 
@@ -47,18 +40,7 @@ constexpr uint64_t kOfferSeqMask  = (uint64_t{1} << 24) - 1;
 constexpr int      kOfferSizeBits = 40;
 constexpr uint64_t kOfferSizeMask = (uint64_t{1} << kOfferSizeBits) - 1;
 constexpr uint64_t kSlotRoot      = 0xffff;  /* ready word of the root itself */
-constexpr unsigned kMaxBuffers    = 0xfffe;
 constexpr double   kCloseTimeoutS = 120.0;
-
-/* What every member must agree on, exchanged at creation. */
-struct engine_digest {
-    uint64_t max_message;
-    uint64_t block_size;
-    uint32_t buffers;
-    uint32_t kind;
-    uint32_t member_count;
-    uint32_t manual_accept;
-};
 
 [[noreturn]] void invariant_broken(const char *what)
 {
@@ -68,58 +50,11 @@ struct engine_digest {
 
 } // namespace
 
-bool parse_size(const char *text, size_t &out)
-{
-    if (text == nullptr || *text == '\0') {
-        return false;
-    }
-    char *end;
-    errno                  = 0;
-    unsigned long long v   = std::strtoull(text, &end, 10);
-    if (errno != 0 || end == text) {
-        return false;
-    }
-    std::string unit(end);
-    for (auto &c : unit) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    unsigned long long mult = 1;
-    if (unit.empty() || unit == "b") {
-        mult = 1;
-    } else if (unit == "k" || unit == "kb" || unit == "kib") {
-        mult = 1ull << 10;
-    } else if (unit == "m" || unit == "mb" || unit == "mib") {
-        mult = 1ull << 20;
-    } else if (unit == "g" || unit == "gb" || unit == "gib") {
-        mult = 1ull << 30;
-    } else {
-        return false;
-    }
-    if (v > (~0ull) / mult) {
-        return false;
-    }
-    out = static_cast<size_t>(v * mult);
-    return true;
-}
-
-size_t block_size_from_env()
-{
-    size_t v = 0;
-    if (tc_rdmc_config_block(&v) != UCS_OK) {
-        return 0; /* UCX's parser logged the bad value */
-    }
-    if (v == 0 || v == UCS_MEMUNITS_INF || v == UCS_MEMUNITS_AUTO) {
-        ucs_error("rdmc: UCX_TC_RDMC_BLOCK must be a positive size (e.g. 1m, 256k)");
-        return 0;
-    }
-    return v;
-}
-
 class engine_impl {
 public:
     engine_impl(ucp_node &node, const engine_params &params, size_t block, int me)
         : node_(node), p_(params), block_(block), n_(static_cast<int>(params.members.size())),
-          me_(me), pusher_(node)
+          me_(me), layout_{n_}, pusher_(node)
     {
         roots_.resize(n_);
         for (auto &r : roots_) {
@@ -147,12 +82,8 @@ public:
     /* Collective: register and exchange the control region and the pool. */
     ucs_status_t init()
     {
-        ucs_status_t status = map_and_exchange(control_words() * sizeof(int64_t), control_,
-                                               control_remotes_);
-        if (status != UCS_OK) {
-            return status;
-        }
-        status = map_and_exchange(p_.max_message * p_.buffers, pool_, pool_remotes_);
+        ucs_status_t status = create_regions(node_, p_, layout_.words() * sizeof(int64_t),
+                                             p_.max_message * p_.buffers, control_, pool_);
         if (status != UCS_OK) {
             return status;
         }
@@ -165,15 +96,27 @@ public:
         return UCS_OK;
     }
 
-    /* Non-members take part in the same collectives with nothing to share. */
-    static ucs_status_t take_part_as_outsider(ucp_node &node)
+    /* The engine's regions, created collectively in this order by members
+     * and non-members alike (a non-member shares nothing and gets none). */
+    static ucs_status_t create_regions(ucp_node &node, const engine_params &p,
+                                       size_t control_bytes, size_t pool_bytes,
+                                       std::unique_ptr<sst::mirrored_region> &control,
+                                       std::unique_ptr<sst::mirrored_region> &pool)
     {
-        std::vector<std::vector<std::byte>> all;
-        ucs_status_t status = node.allgather_blobs({}, all);
+        /* at least a cache line each: UCX maps no empty region */
+        ucs_status_t status = sst::mirrored_region::create(
+                node, p.members, std::max<size_t>(control_bytes, 64), control);
         if (status == UCS_OK) {
-            status = node.allgather_blobs({}, all);
+            status = sst::mirrored_region::create(node, p.members,
+                                                  std::max<size_t>(pool_bytes, 64), pool);
         }
         return status;
+    }
+
+    static ucs_status_t take_part_as_outsider(ucp_node &node, const engine_params &p)
+    {
+        std::unique_ptr<sst::mirrored_region> none;
+        return create_regions(node, p, 0, 0, none, none);
     }
 
     /* --- API ------------------------------------------------------------ */
@@ -194,8 +137,8 @@ public:
         }
         pending_send ps{data, -1, next_send_index_++};
         /* from a pool buffer we handed out? then it is zero-copy with the memh */
-        const auto *base = static_cast<const std::byte*>(pool_->address());
-        if (data.data() >= base && data.data() < base + pool_->length()) {
+        const std::byte *base = pool_->base();
+        if (data.data() >= base && data.data() < base + pool_->size()) {
             ps.slot = static_cast<int>((data.data() - base) / p_.max_message);
             slot &s = slots_[ps.slot];
             if (s.state != slot_state::handed_out) {
@@ -340,7 +283,7 @@ public:
             std::fprintf(out, "  root %d: accepted %ld, offers seen %ld pending %zu, offer word "
                          "%#lx", r, static_cast<long>(rs.accepted),
                          static_cast<long>(offers_seen_[r]), rs.offers.size(),
-                         static_cast<unsigned long>(word(off_offer(r))));
+                         static_cast<unsigned long>(word(layout_.offer(r))));
             if (rs.current) {
                 const transfer &t = *rs.current;
                 std::fprintf(out, "; transfer %ld: %ld/%ld blocks in, sends %zu/%zu, %u puts",
@@ -352,7 +295,7 @@ public:
                     std::fprintf(out, " (next: block %ld to %d, have %d, ready %#lx)",
                                  static_cast<long>(op.block), op.peer,
                                  t.have[static_cast<size_t>(op.block)],
-                                 static_cast<unsigned long>(word(off_ready(r, op.peer))));
+                                 static_cast<unsigned long>(word(layout_.ready(r, op.peer))));
                 }
             }
             std::fprintf(out, "\n");
@@ -370,110 +313,16 @@ public:
     schedule_kind kind() const { return p_.kind; }
 
 private:
-    enum class slot_state : uint8_t { free, handed_out, busy };
-
-    struct slot {
-        slot_state state = slot_state::free;
-        bool       held  = false;  /* the application still holds it */
-        bool       done  = false;  /* its transfer finished here */
-        int        root  = -1;
-        int64_t    index = -1;
-    };
-
-    struct pending_send {
-        std::span<const std::byte> data;
-        int                        slot;
-        int64_t                    index;
-    };
-
-    struct source {
-        int                  peer;
-        std::vector<int64_t> blocks;  /* in the order the peer sends them */
-        size_t               seen = 0;
-    };
-
-    struct transfer {
-        int                        root;
-        int64_t                    index;
-        size_t                     size;
-        int64_t                    blocks;
-        int                        slot;         /* pool buffer, -1: the root's own memory */
-        const std::byte           *src;          /* where our sends read from */
-        std::byte                 *dst;          /* receivers: where blocks land */
-        std::vector<block_transfer> sends;       /* in step order */
-        size_t                     next_send = 0;
-        std::vector<source>        sources;
-        std::vector<uint8_t>       have;
-        int64_t                    have_count = 0;
-        int64_t                    expect     = 0;
-        unsigned                   puts_in_flight = 0;
-        bool                       complete   = false;  /* every block is here */
-    };
-
-    struct root_state {
-        std::unique_ptr<transfer>                     current;
-        int64_t                                       accepted = 0;  /* transfers accepted */
-        std::deque<std::pair<int64_t, size_t>>        offers;        /* seen, not accepted */
-        std::vector<int64_t>                          base;     /* arrived[r][p] before current */
-        std::vector<int64_t>                          sent_to;  /* our blocks to p, cumulative */
-    };
-
-    struct data_put {
-        void     *request = nullptr;
-        transfer *owner   = nullptr;
-    };
-
-    /* --- layout --- */
-    size_t control_words() const { return static_cast<size_t>(n_) * (1 + 2 * n_); }
-    size_t off_offer(int r) const { return static_cast<size_t>(r) * sizeof(int64_t); }
-    size_t off_ready(int r, int m) const
-    {
-        return (static_cast<size_t>(n_) + static_cast<size_t>(r) * n_ + m) * sizeof(int64_t);
-    }
-    size_t off_arrived(int r, int p) const
-    {
-        return (static_cast<size_t>(n_) * (1 + n_) + static_cast<size_t>(r) * n_ + p) *
-               sizeof(int64_t);
-    }
-    std::byte *control() const { return static_cast<std::byte*>(control_->address()); }
+    std::byte *control() const { return control_->base(); }
     int64_t word(size_t off) const { return load_word(control() + off); }
     std::byte *slot_base(int s) const
     {
-        return static_cast<std::byte*>(pool_->address()) + static_cast<size_t>(s) * p_.max_message;
-    }
-
-    ucs_status_t map_and_exchange(size_t size, std::unique_ptr<registered_memory> &mine,
-                                  std::vector<remote_memory> &remotes)
-    {
-        mine = std::make_unique<registered_memory>(node_.context(), std::max<size_t>(size, 64));
-        std::vector<std::byte> descriptor;
-        if (mine->status() == UCS_OK) {
-            descriptor = mine->packed_descriptor();
-        }
-        std::vector<std::vector<std::byte>> all;
-        ucs_status_t status = node_.allgather_blobs(descriptor, all);
-        if (status != UCS_OK) {
-            return status;
-        }
-        remotes.clear();
-        remotes.resize(n_);
-        for (int m = 0; m < n_; ++m) {
-            const int rank = p_.members[m];
-            if (all[rank].empty()) {
-                ucs_error("rdmc: member rank %d could not register %zu bytes", rank, size);
-                return UCS_ERR_NO_MEMORY;
-            }
-            status = remote_memory_unpack(node_.ep(rank), all[rank], remotes[m]);
-            if (status != UCS_OK) {
-                return status;
-            }
-        }
-        return UCS_OK;
+        return pool_->base() + static_cast<size_t>(s) * p_.max_message;
     }
 
     ucs_status_t put_word(int member, size_t off, int64_t value)
     {
-        const auto &r = control_remotes_[member];
+        const auto &r = control_->remote(member);
         return pusher_.put_copy(p_.members[member], &value, sizeof(value), r.address + off,
                                 r.rkey.get(), put_purpose::counter);
     }
@@ -481,16 +330,7 @@ private:
     ucs_status_t put_word_to_all(size_t off, int64_t value)
     {
         store_word(control() + off, value);
-        for (int m = 0; m < n_; ++m) {
-            if (m == me_) {
-                continue;
-            }
-            ucs_status_t status = put_word(m, off, value);
-            if (status != UCS_OK) {
-                return status;
-            }
-        }
-        return UCS_OK;
+        return control_->push_all(pusher_, off, sizeof(value), put_purpose::counter);
     }
 
     int free_slot() const
@@ -553,7 +393,7 @@ private:
         const pending_send ps = send_queue_.front();  /* a copy: popped below */
         /* every member accepted our previous transfer, so it has read its offer */
         for (int m = 0; m < n_; ++m) {
-            if (m != me_ && (word(off_ready(me_, m)) >> 16) < ps.index) {
+            if (m != me_ && (word(layout_.ready(me_, m)) >> 16) < ps.index) {
                 return UCS_OK;
             }
         }
@@ -566,9 +406,9 @@ private:
         rs.current = std::move(t);
         const uint64_t offer = (((static_cast<uint64_t>(ps.index) + 1) & kOfferSeqMask)
                                 << kOfferSizeBits) | ps.data.size();
-        store_word(control() + off_ready(me_, me_),
+        store_word(control() + layout_.ready(me_, me_),
                    static_cast<int64_t>(((ps.index + 1) << 16) | kSlotRoot));
-        return put_word_to_all(off_offer(me_), static_cast<int64_t>(offer));
+        return put_word_to_all(layout_.offer(me_), static_cast<int64_t>(offer));
     }
 
     /* New offers: a root offers i+1 only after we accepted i, so at most one. */
@@ -579,7 +419,7 @@ private:
             if (r == me_) {
                 continue;
             }
-            const auto w        = static_cast<uint64_t>(word(off_offer(r)));
+            const auto w        = static_cast<uint64_t>(word(layout_.offer(r)));
             const uint64_t next = (static_cast<uint64_t>(offers_seen_[r]) + 1) & kOfferSeqMask;
             if ((w >> kOfferSizeBits) != next) {
                 continue;
@@ -631,7 +471,7 @@ private:
             t->dst    = slot_base(s);
             rs.current = std::move(t);
             ++events;
-            ucs_status_t status = put_word_to_all(off_ready(r, me_),
+            ucs_status_t status = put_word_to_all(layout_.ready(r, me_),
                                                   static_cast<int64_t>(((index + 1) << 16) | s));
             if (status != UCS_OK) {
                 return status;
@@ -672,11 +512,11 @@ private:
         const size_t  offset = static_cast<size_t>(op.block) * block_;
         const size_t  len    = std::min(block_, t.size - std::min(t.size, offset));
         const uint64_t buffer = ready & 0xffff;
-        const auto   &remote = pool_remotes_[peer];
+        const auto   &remote = pool_->remote(peer);
         if (len > 0) {
             ucp_request_param_t param{};
-            const auto *pool_base = static_cast<const std::byte*>(pool_->address());
-            if (t.src >= pool_base && t.src < pool_base + pool_->length()) {
+            const std::byte *pool_base = pool_->base();
+            if (t.src >= pool_base && t.src < pool_base + pool_->size()) {
                 param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH;
                 param.memh         = pool_->memh();
             }
@@ -703,7 +543,7 @@ private:
             return status;
         }
         const int64_t count = ++roots_[t.root].sent_to[peer];
-        return put_word(peer, off_arrived(t.root, me_), count);
+        return put_word(peer, layout_.arrived(t.root, me_), count);
     }
 
     ucs_status_t progress_sends(transfer &t, unsigned &events)
@@ -720,7 +560,7 @@ private:
             if (data_in_flight_ >= std::max(1u, p_.max_sends_in_flight)) {
                 return UCS_OK;
             }
-            const auto ready = static_cast<uint64_t>(word(off_ready(t.root, op.peer)));
+            const auto ready = static_cast<uint64_t>(word(layout_.ready(t.root, op.peer)));
             if (static_cast<int64_t>(ready >> 16) != t.index + 1) {
                 ++stats_.not_ready_waits;
                 return UCS_OK;
@@ -738,7 +578,7 @@ private:
     ucs_status_t progress_receives(transfer &t, root_state &rs, unsigned &events)
     {
         for (auto &src : t.sources) {
-            const int64_t count = word(off_arrived(t.root, src.peer)) - rs.base[src.peer];
+            const int64_t count = word(layout_.arrived(t.root, src.peer)) - rs.base[src.peer];
             if (count > static_cast<int64_t>(src.blocks.size())) {
                 ucs_error("rdmc: member %d signalled %ld blocks of (root %d, index %ld), the "
                           "schedule says %zu", src.peer, static_cast<long>(count), t.root,
@@ -855,9 +695,9 @@ private:
     size_t                              block_;
     int                                 n_;
     int                                 me_;
+    control_layout                      layout_;
     sst::pusher                         pusher_;
-    std::unique_ptr<registered_memory>  control_, pool_;
-    std::vector<remote_memory>          control_remotes_, pool_remotes_;
+    std::unique_ptr<sst::mirrored_region> control_, pool_;
     std::vector<root_state>             roots_;
     std::vector<slot>                   slots_;
     std::vector<data_put>               inflight_;  /* by peer */
@@ -886,65 +726,13 @@ ucs_status_t engine::create(ucp_node &node, const engine_params &params,
     auto me = std::find(params.members.begin(), params.members.end(), node.rank());
     const bool member = (me != params.members.end());
 
-    const char *local_error = nullptr;
-    size_t block            = params.block_size ? params.block_size : block_size_from_env();
-    if (member) {
-        if (params.members.empty() || params.max_message == 0 || params.buffers == 0 ||
-            params.buffers > kMaxBuffers || block == 0) {
-            local_error = "members, max_message, buffers and the block size must be positive";
-        }
-        for (int m : params.members) {
-            if (m < 0 || m >= node.size() ||
-                std::count(params.members.begin(), params.members.end(), m) != 1) {
-                local_error = "members must be distinct bootstrap ranks";
-            }
-        }
-    }
-
-    std::vector<std::byte> digest;
-    if (member) {
-        engine_digest d{params.max_message, block, params.buffers,
-                        static_cast<uint32_t>(params.kind),
-                        static_cast<uint32_t>(params.members.size()), params.manual_accept};
-        digest.resize(sizeof(d) + params.members.size() * sizeof(int32_t));
-        std::memcpy(digest.data(), &d, sizeof(d));
-        for (size_t i = 0; i < params.members.size(); ++i) {
-            int32_t v = params.members[i];
-            std::memcpy(digest.data() + sizeof(d) + i * sizeof(v), &v, sizeof(v));
-        }
-        if (local_error != nullptr) {
-            digest = {std::byte{0}};
-        }
-    }
-    std::vector<std::vector<std::byte>> all;
-    ucs_status_t status = node.allgather_blobs(digest, all);
+    size_t block        = 0;
+    ucs_status_t status = agree_on_params(node, params, member, block);
     if (status != UCS_OK) {
-        return status;
+        return status;   /* everyone saw the same blobs: everyone stops here */
     }
-    bool mismatch = false;
-    const std::vector<std::byte> *reference = nullptr;
-    for (const auto &d : all) {
-        if (d.empty()) {
-            continue;
-        }
-        if (reference == nullptr) {
-            reference = &d;
-        }
-        mismatch = mismatch || (d != *reference) || d.size() < sizeof(engine_digest);
-    }
-    if (local_error != nullptr) {
-        ucs_error("rdmc: invalid parameters: %s", local_error);
-    } else if (mismatch && member) {
-        ucs_error("rdmc: parameters differ between members (block size, buffers, schedule, "
-                  "max message or member list)");
-    }
-    if (local_error != nullptr || mismatch) {
-        /* everyone saw the same blobs: everyone stops here */
-        return UCS_ERR_INVALID_PARAM;
-    }
-
     if (!member) {
-        return engine_impl::take_part_as_outsider(node);
+        return engine_impl::take_part_as_outsider(node, params);
     }
     auto impl = std::make_unique<engine_impl>(node, params, block,
                                               static_cast<int>(me - params.members.begin()));

@@ -75,6 +75,15 @@ size_t block_size_from_env();
 /* "1m" -> 1048576; binary units k/m/g with optional "b"/"ib"; false if bad. */
 bool parse_size(const char *text, size_t &out);
 
+struct engine_params;
+
+/* Collective over @a node's bootstrap, before any region exists: every rank
+ * learns whether the members' parameters agree (UCS_ERR_INVALID_PARAM on
+ * every rank if not, the reason logged by the members); @a block is the
+ * block size the members use. */
+ucs_status_t agree_on_params(ucp_node &node, const engine_params &params, bool member,
+                             size_t &block);
+
 /* A message that arrived (receivers), or whose sending finished (the root). */
 struct transfer_info {
     int                        root;       /* member index of the root, view order */

@@ -33,6 +33,10 @@ public:
     int member_count() const { return static_cast<int>(members_.size()); }
     int my_index() const { return my_index_; }
     int rank_of(int member) const { return members_[member]; }
+    /* for puts from our region without registration (zero copy) */
+    ucp_mem_h memh() const { return local_->memh(); }
+    /* where @a member's copy is: for puts to another offset than ours */
+    const remote_memory &remote(int member) const { return remotes_[member]; }
 
     /* Push our bytes [offset, offset+len) to the same offset at @a member. */
     ucs_status_t push(pusher &p, int member, size_t offset, size_t len, put_purpose purpose,

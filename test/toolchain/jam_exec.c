@@ -100,9 +100,9 @@ int tc_test_pkg_load(const char *manifest_path, tc_test_pkg_t *pkg, char *err,
     }
     while (fgets(line, sizeof(line), f) != NULL) {
         tc_test_element_t *e;
-        unsigned a, b, c, d, g, h, i, n;
-        char name[TC_JAM_NAME_MAX], sym[128];
-        uint64_t x;
+        unsigned a, n;
+        char sym[128];
+        tc_jam_manifest_element_t rec;
 
         ++lineno;
         if ((line[0] == '#') || (line[0] == '\n')) {
@@ -131,24 +131,23 @@ int tc_test_pkg_load(const char *manifest_path, tc_test_pkg_t *pkg, char *err,
                 goto err;
             }
             ++pkg->num_rieds;
-        } else if (sscanf(line, "element %u %63s %u %" SCNx64 " %u %u %u %x %u %1023s", &a,
-                          name, &b, &x, &c, &d, &g, &h, &i, word) == 10) {
-            if ((a != pkg->num_elements) || (a == TC_TEST_MAX_ELEMENTS) ||
-                (i > TC_TEST_MAX_EXTERNALS)) {
+        } else if (tc_jam_manifest_element_parse(line, &rec)) {
+            if ((rec.id != pkg->num_elements) || (rec.id == TC_TEST_MAX_ELEMENTS) ||
+                (rec.num_externals > TC_TEST_MAX_EXTERNALS)) {
                 tc_test_errf(err, errlen, "%s:%u: bad element", manifest_path, lineno);
                 goto err;
             }
             e = &pkg->elements[pkg->num_elements++];
-            e->id = a;
-            memcpy(e->name, name, sizeof(name));
-            e->span_size       = b;
-            e->span_hash       = x;
-            e->got_slot_offset = c;
-            e->entry_offset    = d;
-            e->data_offset     = g;
-            e->flags           = h;
-            e->num_externals   = i;
-            snprintf(path, sizeof(path), "%s/%s", dir, word);
+            e->id = rec.id;
+            memcpy(e->name, rec.name, sizeof(rec.name));
+            e->span_size       = rec.span_size;
+            e->span_hash       = rec.span_hash;
+            e->got_slot_offset = rec.got_slot_offset;
+            e->entry_offset    = rec.entry_offset;
+            e->data_offset     = rec.data_offset;
+            e->flags           = rec.flags;
+            e->num_externals   = rec.num_externals;
+            snprintf(path, sizeof(path), "%s/%s", dir, rec.file);
             if (tc_test_load_span(path, e, err, errlen) != 0) {
                 goto err;
             }

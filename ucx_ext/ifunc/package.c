@@ -282,13 +282,13 @@ static const char *tc_ifunc_elem_extern(const tc_ifunc_element_t *e, unsigned n)
 static ucs_status_t tc_ifunc_pkg_parse(tc_ifunc_pkg_h pkg, const char *manifest,
                                        const char *dir, const char *libdir)
 {
-    char line[2048], word[1024], word2[1024], name[TC_JAM_NAME_MAX], sym[256];
+    char line[2048], word[1024], word2[1024], sym[256];
     char real[PATH_MAX], expect[TC_IFUNC_PKG_NAME_MAX + 1100], table_sym[1024] = "";
-    unsigned a, b, c, d, g, h, i, n, lineno = 0, have_magic = 0, have_end = 0;
+    unsigned a, n, lineno = 0, have_magic = 0, have_end = 0;
     unsigned next_extern = 0;
+    tc_jam_manifest_element_t rec;
     tc_ifunc_element_t *e = NULL, *grown;
     ucs_status_t status = UCS_ERR_INVALID_PARAM;
-    uint64_t x;
     FILE *f;
 
     f = fopen(manifest, "r");
@@ -362,16 +362,16 @@ static ucs_status_t tc_ifunc_pkg_parse(tc_ifunc_pkg_h pkg, const char *manifest,
                 goto out;
             }
             ++pkg->num_rieds;
-        } else if (sscanf(line, "element %u %63s %u %" SCNx64 " %u %u %u %x %u %1023s",
-                          &a, name, &b, &x, &c, &d, &g, &h, &i, word) == 10) {
+        } else if (tc_jam_manifest_element_parse(line, &rec)) {
             if ((e != NULL) && (next_extern != e->num_externals)) {
                 ucs_error("%s:%u: element %s lacks externs", manifest, lineno, e->name);
                 goto out;
             }
-            if ((a != pkg->num_elements) || (i > TC_FRAME_MAX_SYMBOLS) ||
-                (b < TC_JAM_PREAMBLE_SIZE) || (b > TC_JAM_SPAN_MAX) ||
-                (c != TC_JAM_GOT_SLOT_OFFSET) || (d < TC_JAM_PREAMBLE_SIZE) ||
-                (d >= b) || (g > b) || !tc_ifunc_pkg_name_ok(name)) {
+            if ((rec.id != pkg->num_elements) || (rec.num_externals > TC_FRAME_MAX_SYMBOLS) ||
+                (rec.span_size < TC_JAM_PREAMBLE_SIZE) || (rec.span_size > TC_JAM_SPAN_MAX) ||
+                (rec.got_slot_offset != TC_JAM_GOT_SLOT_OFFSET) ||
+                (rec.entry_offset < TC_JAM_PREAMBLE_SIZE) || (rec.entry_offset >= rec.span_size) ||
+                (rec.data_offset > rec.span_size) || !tc_ifunc_pkg_name_ok(rec.name)) {
                 ucs_error("%s:%u: bad element record", manifest, lineno);
                 goto out;
             }
@@ -383,17 +383,17 @@ static ucs_status_t tc_ifunc_pkg_parse(tc_ifunc_pkg_h pkg, const char *manifest,
             pkg->elements = grown;
             e             = &pkg->elements[pkg->num_elements++];
             memset(e, 0, sizeof(*e));
-            e->id              = a;
-            memcpy(e->name, name, sizeof(name));
-            e->span_size       = b;
-            e->span_hash       = x;
-            e->got_slot_offset = c;
-            e->entry_offset    = d;
-            e->data_offset     = g;
-            e->flags           = h;
-            e->num_externals   = i;
+            e->id              = rec.id;
+            memcpy(e->name, rec.name, sizeof(rec.name));
+            e->span_size       = rec.span_size;
+            e->span_hash       = rec.span_hash;
+            e->got_slot_offset = rec.got_slot_offset;
+            e->entry_offset    = rec.entry_offset;
+            e->data_offset     = rec.data_offset;
+            e->flags           = rec.flags;
+            e->num_externals   = rec.num_externals;
             next_extern        = 0;
-            status = tc_ifunc_pkg_read_span(pkg, dir, word, e);
+            status = tc_ifunc_pkg_read_span(pkg, dir, rec.file, e);
             if (status != UCS_OK) {
                 goto out;
             }

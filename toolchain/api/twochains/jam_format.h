@@ -43,7 +43,9 @@
 #ifndef TWOCHAINS_JAM_FORMAT_H_
 #define TWOCHAINS_JAM_FORMAT_H_
 
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -122,12 +124,38 @@ _Static_assert(sizeof(tc_jam_preamble_t) == TC_JAM_PREAMBLE_SIZE, "preamble");
  *                                              after its element line)
  *   end
  *
- * A C11 reader: fgets + sscanf, e.g.
- *   sscanf(line, "element %u %63s %u %" SCNx64 " %u %u %u %x %u %255s", ...)
+ * A C11 reader: fgets, then tc_jam_manifest_element_parse() for element
+ * records (the one parser of them in C) and sscanf for the others.
  */
 #define TC_PKG_MANIFEST_MAGIC   "tc-manifest"
 #define TC_PKG_MANIFEST_VERSION 1
 #define TC_PKG_MANIFEST_NAME    "manifest"
+#define TC_PKG_MANIFEST_PATH_MAX 1024u   /* file[] size, NUL included */
+
+/* One element record of a manifest, as twochains-pkg writes it. */
+typedef struct tc_jam_manifest_element {
+    unsigned id;
+    char     name[TC_JAM_NAME_MAX];
+    unsigned span_size;
+    uint64_t span_hash;
+    unsigned got_slot_offset;
+    unsigned entry_offset;
+    unsigned data_offset;
+    unsigned flags;
+    unsigned num_externals;
+    char     file[TC_PKG_MANIFEST_PATH_MAX];  /* relative to the manifest */
+} tc_jam_manifest_element_t;
+
+/* 1 if @a line is an element record, its fields in @a e; 0 if it is not.
+ * The fields' ranges are the reader's to check against its own limits. */
+static inline int tc_jam_manifest_element_parse(const char *line,
+                                                tc_jam_manifest_element_t *e)
+{
+    return sscanf(line, "element %u %63s %u %" SCNx64 " %u %u %u %x %u %1023s", &e->id,
+                  e->name, &e->span_size, &e->span_hash, &e->got_slot_offset,
+                  &e->entry_offset, &e->data_offset, &e->flags, &e->num_externals,
+                  e->file) == 10;
+}
 
 #ifdef __cplusplus
 }

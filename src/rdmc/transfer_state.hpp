@@ -1,0 +1,98 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The state the RDMC engine keeps per member: the control region's layout
+ * (protocol in engine.hpp), pool buffers, transfers in progress and the
+ * per-root bookkeeping. Internal to the engine (engine.cpp).
+ *
+ * Invariants: a transfer's sources list, per peer, the blocks that peer
+ * sends us in the order it sends them; have_count counts the distinct
+ * blocks in have; a pool buffer is free only when no transfer uses it and
+ * the application does not hold it.
+ */
+#pragma once
+
+#include "rdmc/schedule.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace tc::rdmc {
+
+/* The control region of N members: offer[r], then ready[r][m], then
+ * arrived[r][p], int64 words, the same layout at every member. */
+struct control_layout {
+    int n;
+
+    size_t words() const { return static_cast<size_t>(n) * (1 + 2 * n); }
+    size_t offer(int r) const { return static_cast<size_t>(r) * sizeof(int64_t); }
+    size_t ready(int r, int m) const
+    {
+        return (static_cast<size_t>(n) + static_cast<size_t>(r) * n + m) * sizeof(int64_t);
+    }
+    size_t arrived(int r, int p) const
+    {
+        return (static_cast<size_t>(n) * (1 + n) + static_cast<size_t>(r) * n + p) *
+               sizeof(int64_t);
+    }
+};
+
+enum class slot_state : uint8_t { free, handed_out, busy };
+
+struct slot {
+    slot_state state = slot_state::free;
+    bool       held  = false;  /* the application still holds it */
+    bool       done  = false;  /* its transfer finished here */
+    int        root  = -1;
+    int64_t    index = -1;
+};
+
+struct pending_send {
+    std::span<const std::byte> data;
+    int                        slot;
+    int64_t                    index;
+};
+
+struct source {
+    int                  peer;
+    std::vector<int64_t> blocks;  /* in the order the peer sends them */
+    size_t               seen = 0;
+};
+
+struct transfer {
+    int                        root;
+    int64_t                    index;
+    size_t                     size;
+    int64_t                    blocks;
+    int                        slot;         /* pool buffer, -1: the root's own memory */
+    const std::byte           *src;          /* where our sends read from */
+    std::byte                 *dst;          /* receivers: where blocks land */
+    std::vector<block_transfer> sends;       /* in step order */
+    size_t                     next_send = 0;
+    std::vector<source>        sources;
+    std::vector<uint8_t>       have;
+    int64_t                    have_count = 0;
+    int64_t                    expect     = 0;
+    unsigned                   puts_in_flight = 0;
+    bool                       complete   = false;  /* every block is here */
+};
+
+struct root_state {
+    std::unique_ptr<transfer>                     current;
+    int64_t                                       accepted = 0;  /* transfers accepted */
+    std::deque<std::pair<int64_t, size_t>>        offers;        /* seen, not accepted */
+    std::vector<int64_t>                          base;     /* arrived[r][p] before current */
+    std::vector<int64_t>                          sent_to;  /* our blocks to p, cumulative */
+};
+
+struct data_put {
+    void     *request = nullptr;
+    transfer *owner   = nullptr;
+};
+
+} // namespace tc::rdmc
