@@ -18,9 +18,8 @@ tc_install_packages
 tc_build
 
 bin="$TC_BUILD/src/tools"
-# 2 cores here: pin nothing, and let waiting ranks yield instead of spinning
-# unless the user asked for a policy.
-export UCX_TC_WAIT_POLICY=${UCX_TC_WAIT_POLICY:-sleep}
+# the defaults, as a user runs them (the adaptive wait policy gives the
+# core away when 3 ranks share 2 cores)
 
 echo
 echo "== Put ring: 3 processes, 64-byte messages, data checked at every hop =="

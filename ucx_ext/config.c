@@ -24,18 +24,28 @@ const char *tc_wait_policy_names[] = {
     [TC_WAIT_PAUSE] = "pause",
     [TC_WAIT_WFE]   = "wfe",
     [TC_WAIT_SLEEP] = "sleep",
+    [TC_WAIT_ADAPTIVE] = "adaptive",
     [TC_WAIT_LAST]  = NULL
 };
 
 static ucs_config_field_t tc_config_table[] = {
-    {"WAIT_POLICY", "pause",
+    {"WAIT_POLICY", "adaptive",
      "How an idle progress loop waits for the next remote store:\n"
-     " busy  - spin on loads\n"
-     " pause - spin with x86 pause / Arm yield\n"
-     " wfe   - Arm WFE on the watched line; x86 umwait with WAITPKG; else pause\n"
-     " sleep - bounded exponential backoff (oversubscribed machines, tests)",
+     " adaptive - spin (umwait/WFE where the CPU has it, else pause) for at most\n"
+     "            SPIN_TIME of an idle streak, and not at all while the process\n"
+     "            has as many spinning engine threads as cores it may run on;\n"
+     "            then yield, then the sleep backoff. Right when a core is\n"
+     "            yours and when threads outnumber cores\n"
+     " busy     - spin on loads\n"
+     " pause    - spin with x86 pause / Arm yield\n"
+     " wfe      - Arm WFE on the watched line; x86 umwait with WAITPKG; else pause\n"
+     " sleep    - bounded exponential backoff from the first idle step",
      ucs_offsetof(tc_config_t, wait_policy),
      UCS_CONFIG_TYPE_ENUM(tc_wait_policy_names)},
+
+    {"SPIN_TIME", "50us",
+     "adaptive: how long an idle streak may spin before it yields the core.",
+     ucs_offsetof(tc_config_t, spin_time), UCS_CONFIG_TYPE_TIME},
 
     {"SLEEP_MIN", "1us",
      "First sleep of the sleep policy's backoff.",

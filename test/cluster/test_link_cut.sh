@@ -15,7 +15,7 @@ cluster="$TC_SRCDIR/contrib/cluster/cluster.sh"
 
 out=$(mktemp /tmp/tc-linkcut.XXXXXX)
 trap 'rm -f "$out"' EXIT
-export UCX_TC_SUSPECT_TIMEOUT=500ms UCX_TC_HEARTBEAT_INTERVAL=10ms UCX_TC_WAIT_POLICY=sleep \
+export UCX_TC_SUSPECT_TIMEOUT=500ms UCX_TC_HEARTBEAT_INTERVAL=10ms \
        UCX_TC_BOOTSTRAP_TIMEOUT=5s
 "$cluster" -n 4 -r 1gbit --timeout 60 --launcher "$TC_BUILDDIR/src/tools/twochains-run" -- \
     sh -c "\"$TC_BUILDDIR/test/helpers/group_fault_probe\" -c 6000 -r 4000; rc=\$?; [ \$rc -eq 3 ] && rc=0; exit \$rc" \

@@ -14,7 +14,7 @@ set -u
 probe=$TC_BUILDDIR/test/helpers/group_fault_probe
 minutes=${TC_SOAK_MINUTES:-30}
 cycles=${TC_SOAK_CYCLES:-3}
-export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=sleep UCX_TC_SUSPECT_TIMEOUT=300ms \
+export UCX_TLS=posix,self UCX_TC_SUSPECT_TIMEOUT=300ms \
        UCX_TC_HEARTBEAT_INTERVAL=10ms UCX_TC_BOOTSTRAP_TIMEOUT=5s
 # shellcheck source=contrib/bench/perftest_lib.sh
 source "$(dirname "$0")/../../contrib/bench/perftest_lib.sh"   # free_port

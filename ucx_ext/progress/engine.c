@@ -79,6 +79,8 @@ static double tc_clock(clockid_t clock)
  * needs the thread's real CPU clock (a syscall, but it sleeps anyway). */
 static clockid_t tc_engine_idle_clock(const tc_progress_engine_h engine)
 {
+    /* adaptive spins first: the wake-up after a short wait, the common
+     * case, must not pay for a syscall (its sleeps count as CPU here) */
     return (engine->waiter.effective == TC_WAIT_SLEEP) ?
            CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
 }
@@ -204,6 +206,7 @@ void tc_progress_engine_destroy(tc_progress_engine_h engine)
                      "registered", engine, i);
         }
     }
+    tc_waiter_reset(&engine->waiter);   /* leaves the adaptive spinners' count */
     pthread_mutex_destroy(&engine->lock);
     free(engine->slots);
     free(engine);
@@ -332,7 +335,8 @@ ucs_status_t tc_progress_until(tc_progress_engine_h engine,
         }
         /* the clock is cheap but not free: look at it every few idle steps,
          * and at every step of the sleep policy, whose steps are long */
-        if ((++idle % 64 == 0) || (engine->waiter.effective == TC_WAIT_SLEEP)) {
+        if ((++idle % 64 == 0) || (engine->waiter.effective == TC_WAIT_SLEEP) ||
+            (engine->waiter.effective == TC_WAIT_ADAPTIVE)) {
             if (tc_clock(CLOCK_MONOTONIC) > deadline) {
                 tc_engine_idle_end(engine);
                 return done(arg) ? UCS_OK : UCS_ERR_TIMED_OUT;

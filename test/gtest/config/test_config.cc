@@ -22,7 +22,8 @@ TEST(config, defaults)
     scoped_env policy("UCX_TC_WAIT_POLICY", nullptr);
     tc_config_t cfg;
     ASSERT_EQ(UCS_OK, tc_config_read(&cfg));
-    EXPECT_EQ(TC_WAIT_PAUSE, cfg.wait_policy);
+    EXPECT_EQ(TC_WAIT_ADAPTIVE, cfg.wait_policy);
+    EXPECT_DOUBLE_EQ(50e-6, cfg.spin_time);
     EXPECT_DOUBLE_EQ(1e-6, cfg.sleep_min);
     EXPECT_DOUBLE_EQ(500e-6, cfg.sleep_max);
     EXPECT_EQ(64u, cfg.max_pollers);
@@ -56,7 +57,7 @@ TEST(info, lists_every_variable_with_docs)
 {
     auto r = tc_test::run_command(tc_test::build_path("src/tools/twochains-info") + " -cf");
     ASSERT_EQ(0, r.exit_code) << r.output;
-    for (const char *var : {"UCX_TC_WAIT_POLICY=", "UCX_TC_SLEEP_MIN=", "UCX_TC_SLEEP_MAX=",
+    for (const char *var : {"UCX_TC_WAIT_POLICY=", "UCX_TC_SPIN_TIME=", "UCX_TC_SLEEP_MIN=", "UCX_TC_SLEEP_MAX=",
                             "UCX_TC_MAX_POLLERS=", "UCX_TC_BOOTSTRAP=", "UCX_TC_ROOT=",
                             "UCX_TC_RANK=", "UCX_TC_SIZE=", "UCX_TC_LISTEN_FD=",
                             "UCX_TC_BOOTSTRAP_TIMEOUT=", "UCX_TC_SMC_MODE=", "UCX_TC_SMC_BATCH=",

@@ -104,7 +104,6 @@ public:
                                   const std::vector<std::string> &extra_env) const
     {
         setenv("UCX_TLS", tls_.c_str(), 1);
-        setenv("UCX_TC_WAIT_POLICY", "sleep", 1);
         setenv("UCX_TC_SUSPECT_TIMEOUT", "500ms", 1);
         setenv("UCX_TC_HEARTBEAT_INTERVAL", "10ms", 1);
         setenv("UCX_TC_BOOTSTRAP_TIMEOUT", "5s", 1);

@@ -5,8 +5,11 @@
  */
 #include "common.h"
 
+#include <twochains/config.h>
 #include <twochains/progress.h>
 #include <twochains/wait.h>
+
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -266,7 +269,7 @@ TEST_P(wait_policy, progress_thread_wakes_on_store_from_another_thread)
 
 INSTANTIATE_TEST_SUITE_P(all, wait_policy,
                          ::testing::Values(TC_WAIT_BUSY, TC_WAIT_PAUSE, TC_WAIT_WFE,
-                                           TC_WAIT_SLEEP),
+                                           TC_WAIT_SLEEP, TC_WAIT_ADAPTIVE),
                          [](const auto &param_info) {
                              return std::string(tc_wait_policy_names[param_info.param]);
                          });
@@ -297,3 +300,75 @@ TEST(wait_policy_names, wfe_names_its_fallback)
 }
 
 } // namespace
+
+/* The default policy: a spinner per core at most, and the core given away
+ * after the spin budget. The cores are counted from the affinity mask when
+ * a waiter is made, so pin this thread to one core for that. */
+class one_core {
+public:
+    one_core()
+    {
+        sched_getaffinity(0, sizeof(old_), &old_);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(sched_getcpu(), &one);
+        pinned_ = sched_setaffinity(0, sizeof(one), &one) == 0;
+    }
+    ~one_core() { sched_setaffinity(0, sizeof(old_), &old_); }
+    bool pinned() const { return pinned_; }
+
+private:
+    cpu_set_t old_;
+    bool      pinned_ = false;
+};
+
+TEST(wait_adaptive, is_the_default)
+{
+    tc_config_t config;
+    ASSERT_EQ(UCS_OK, tc_config_read(&config));
+    EXPECT_EQ(TC_WAIT_ADAPTIVE, config.wait_policy) << "unless the environment sets one";
+    tc_config_release(&config);
+}
+
+TEST(wait_adaptive, spins_only_while_the_process_has_a_core_for_it)
+{
+    tc_waiter_t a, b;
+    {
+        one_core pin;
+        ASSERT_TRUE(pin.pinned());
+        ASSERT_EQ(UCS_OK, tc_waiter_init(&a, TC_WAIT_ADAPTIVE));
+        ASSERT_EQ(UCS_OK, tc_waiter_init(&b, TC_WAIT_ADAPTIVE));
+    }
+    tc_waiter_idle(&a, nullptr);
+    EXPECT_EQ(1, a.spinning);
+    tc_waiter_idle(&b, nullptr);
+    EXPECT_EQ(0, b.spinning) << "a second spinner on one core only delays the first";
+    tc_waiter_reset(&a);
+    EXPECT_EQ(0, a.spinning);
+    tc_waiter_reset(&b);
+    tc_waiter_idle(&b, nullptr);
+    EXPECT_EQ(1, b.spinning) << "the core is free again";
+    tc_waiter_reset(&b);
+}
+
+TEST(wait_adaptive, gives_the_core_away_after_the_spin_budget)
+{
+    tc_test::scoped_env budget("UCX_TC_SPIN_TIME", "2ms");
+    tc_waiter_t w;
+    ASSERT_EQ(UCS_OK, tc_waiter_init(&w, TC_WAIT_ADAPTIVE));
+    EXPECT_EQ(2000000u, w.spin_ns);
+    const auto start = std::chrono::steady_clock::now();
+    unsigned steps   = 0;
+    do {
+        tc_waiter_idle(&w, nullptr);
+        ++steps;
+    } while (w.spinning && steps < 100000000u);
+    const double spun_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    EXPECT_FALSE(w.spinning);
+    EXPECT_GE(spun_ms, 2.0) << "it spun the whole budget";
+    EXPECT_LT(spun_ms, 200.0) << "and not much more";
+    /* then yields, then sleeps: a step now takes at least a yield */
+    tc_waiter_reset(&w);
+}

@@ -14,7 +14,7 @@ class put_ring : public ::testing::TestWithParam<std::string> {
 protected:
     tc_test::run_result run(int n, const std::string &args)
     {
-        return tc_test::run_command("UCX_TLS=" + GetParam() + " UCX_TC_WAIT_POLICY=sleep " +
+        return tc_test::run_command("UCX_TLS=" + GetParam() + " " +
                                     tc_test::build_path("src/tools/twochains-run") + " -n " +
                                     std::to_string(n) + " --timeout 60 -- " +
                                     tc_test::build_path("src/tools/twochains-ring") + " " + args);

@@ -22,6 +22,7 @@ BEGIN_C_DECLS
 typedef struct tc_config {
     /* progress engine */
     tc_wait_policy_t wait_policy;      /**< UCX_TC_WAIT_POLICY */
+    double           spin_time;        /**< UCX_TC_SPIN_TIME, seconds */
     double           sleep_min;        /**< UCX_TC_SLEEP_MIN, seconds */
     double           sleep_max;        /**< UCX_TC_SLEEP_MAX, seconds */
     unsigned         max_pollers;      /**< UCX_TC_MAX_POLLERS */

@@ -20,6 +20,14 @@ typedef enum tc_wait_policy {
                          WAITPKG; otherwise falls back to PAUSE and says so */
     TC_WAIT_SLEEP,  /**< bounded exponential backoff with nanosleep, for
                          oversubscribed machines and tests */
+    TC_WAIT_ADAPTIVE, /**< the default: spin (pause) for a learned part of
+                         UCX_TC_SPIN_TIME, and not at all while this process
+                         already has as many spinning engine threads as its
+                         affinity mask has cores; then yield; then the sleep
+                         policy's backoff. The budget halves after a spin
+                         that found nothing and grows back when work came
+                         soon after: a core that is ours keeps its spin,
+                         an oversubscribed one gives it up */
     TC_WAIT_LAST
 } tc_wait_policy_t;
 
@@ -37,6 +45,11 @@ typedef struct tc_waiter {
     uint64_t         sleep_max_ns;
     uint64_t         backoff_ns; /**< current sleep step, sleep policy only */
     unsigned         spins;      /**< idle steps since the last reset */
+    uint64_t         spin_ns;    /**< adaptive: the most an idle streak spins */
+    uint64_t         budget_ns;  /**< adaptive: what the next streak spins */
+    uint64_t         streak_ns;  /**< adaptive: when the idle streak began */
+    int              spinning;   /**< adaptive: counted among the spinners */
+    unsigned         yields;     /**< adaptive: yields in this idle streak */
 } tc_waiter_t;
 
 /**
@@ -54,9 +67,15 @@ ucs_status_t tc_waiter_init(tc_waiter_t *waiter, tc_wait_policy_t policy);
  */
 void tc_waiter_idle(tc_waiter_t *waiter, const volatile void *watch);
 
+/** The adaptive policy learns from how an idle streak ended (tc_waiter_reset). */
+void tc_waiter_streak_end(tc_waiter_t *waiter);
+
 /** Work was found: the next idle step starts from the shortest wait. */
 static inline void tc_waiter_reset(tc_waiter_t *waiter)
 {
+    if ((waiter->effective == TC_WAIT_ADAPTIVE) && (waiter->spins != 0)) {
+        tc_waiter_streak_end(waiter);
+    }
     waiter->spins      = 0;
     waiter->backoff_ns = waiter->sleep_min_ns;
 }
