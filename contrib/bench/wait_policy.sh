@@ -29,7 +29,7 @@ iters() { case $1 in pause|busy) echo 20000 ;; *) echo 200000 ;; esac; }
 
 point() {   # round policy shape JSON
     local r=$1 pol=$2 shape=$3 j=$4
-    printf '{"round":%s,"policy":"%s","shape":"%s",%s\n' "$r" "$pol" "$shape" "${j#\{}" | tee -a "$jsonl"
+    printf '{"round":%s,"policy":"%s","case":"%s",%s\n' "$r" "$pol" "$shape" "${j#\{}" | tee -a "$jsonl"
 }
 
 for ((r = 1; r <= rounds; ++r)); do
@@ -70,9 +70,9 @@ import json, sys, statistics as st, collections
 rows = [json.loads(l) for l in open(sys.argv[1])]
 by = collections.defaultdict(list)
 for r in rows:
-    v = r.get('lat_p50_us') if r['shape'] == 'pinned_ifunc_lat' else r.get('msg_rate')
+    v = r.get('lat_p50_us') if r['case'] == 'pinned_ifunc_lat' else r.get('msg_rate')
     if v:
-        by[(r['shape'], r['policy'])].append((v, r.get('cpu_s')))
+        by[(r['case'], r['policy'])].append((v, r.get('cpu_s')))
 for shape in ('inproc3_urgent', 'inproc3_batched', 'procs3_batched', 'pinned_ifunc_lat'):
     med = {p: st.median(v for v, _ in by[(shape, p)]) for (s, p) in by if s == shape}
     if not med:

@@ -273,17 +273,29 @@ static void tc_waiter_sleep(tc_waiter_t *waiter)
     tc_waiter_backoff(waiter);
 }
 
-/* Spin for the budget while a core is ours, then yield, then back off. A
- * short streak, the common case of a reply on its way, reads no clock: the
- * clock (and the crowd) are looked at every TC_WAIT_SPIN_CLOCK_STEPS steps. */
+/* Spin for the budget while a core is ours, then yield, then back off. The
+ * first TC_WAIT_ADAPTIVE_QUICK_STEPS steps of a streak (the common case of
+ * a reply on its way) only pause: no clock, no shared counter. Then the
+ * streak joins the spinners if a core is free for it, and looks at the
+ * clock and the crowd every TC_WAIT_SPIN_CLOCK_STEPS steps. */
 static void tc_waiter_adaptive(tc_waiter_t *waiter, const volatile void *watch)
 {
     uint64_t now;
 
-    if (waiter->spins++ == 0) {
-        waiter->streak_ns = 0;
-        waiter->yields    = 0;
-        if ((waiter->budget_ns != 0) && !__atomic_load_n(&tc_wait_crowded, __ATOMIC_RELAXED)) {
+    if (waiter->spins < TC_WAIT_ADAPTIVE_QUICK_STEPS) {
+        if (waiter->spins++ == 0) {
+            waiter->streak_ns = 0;
+            waiter->yields    = 0;
+        }
+        if ((waiter->budget_ns != 0) &&
+            !__atomic_load_n(&tc_wait_crowded, __ATOMIC_RELAXED)) {
+            tc_arch_pause();
+            return;
+        }
+        waiter->spins = TC_WAIT_ADAPTIVE_QUICK_STEPS;   /* no spin: yield now */
+    } else if (waiter->spins++ == TC_WAIT_ADAPTIVE_QUICK_STEPS) {
+        if ((waiter->budget_ns != 0) &&
+            !__atomic_load_n(&tc_wait_crowded, __ATOMIC_RELAXED)) {
             if (__atomic_add_fetch(&tc_wait_spinners, 1, __ATOMIC_RELAXED) <=
                 __atomic_load_n(&tc_wait_cores, __ATOMIC_RELAXED)) {
                 waiter->spinning = 1;
@@ -293,7 +305,7 @@ static void tc_waiter_adaptive(tc_waiter_t *waiter, const volatile void *watch)
         }
     }
     if (waiter->spinning) {
-        if ((waiter->spins % TC_WAIT_SPIN_CLOCK_STEPS) != 0) {
+        if ((waiter->spins % TC_WAIT_SPIN_CLOCK_STEPS) != 1) {
             tc_arch_pause();
             return;
         }

@@ -339,14 +339,20 @@ TEST(wait_adaptive, spins_only_while_the_process_has_a_core_for_it)
         ASSERT_EQ(UCS_OK, tc_waiter_init(&a, TC_WAIT_ADAPTIVE));
         ASSERT_EQ(UCS_OK, tc_waiter_init(&b, TC_WAIT_ADAPTIVE));
     }
-    tc_waiter_idle(&a, nullptr);
+    /* a streak joins the spinners after its quick steps */
+    auto idle_past_quick_steps = [](tc_waiter_t &w) {
+        for (unsigned i = 0; i <= TC_WAIT_ADAPTIVE_QUICK_STEPS; ++i) {
+            tc_waiter_idle(&w, nullptr);
+        }
+    };
+    idle_past_quick_steps(a);
     EXPECT_EQ(1, a.spinning);
-    tc_waiter_idle(&b, nullptr);
+    idle_past_quick_steps(b);
     EXPECT_EQ(0, b.spinning) << "a second spinner on one core only delays the first";
     tc_waiter_reset(&a);
     EXPECT_EQ(0, a.spinning);
     tc_waiter_reset(&b);
-    tc_waiter_idle(&b, nullptr);
+    idle_past_quick_steps(b);
     EXPECT_EQ(1, b.spinning) << "the core is free again";
     tc_waiter_reset(&b);
 }
@@ -362,7 +368,7 @@ TEST(wait_adaptive, gives_the_core_away_after_the_spin_budget)
     do {
         tc_waiter_idle(&w, nullptr);
         ++steps;
-    } while (w.spinning && steps < 100000000u);
+    } while ((w.spinning || steps <= TC_WAIT_ADAPTIVE_QUICK_STEPS) && steps < 100000000u);
     const double spun_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();

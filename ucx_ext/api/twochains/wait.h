@@ -67,13 +67,18 @@ ucs_status_t tc_waiter_init(tc_waiter_t *waiter, tc_wait_policy_t policy);
  */
 void tc_waiter_idle(tc_waiter_t *waiter, const volatile void *watch);
 
+/** Idle steps an adaptive streak spins before it looks at the clock, the
+ *  crowd or the other spinners: a reply on its way costs nothing more. */
+#define TC_WAIT_ADAPTIVE_QUICK_STEPS 16
+
 /** The adaptive policy learns from how an idle streak ended (tc_waiter_reset). */
 void tc_waiter_streak_end(tc_waiter_t *waiter);
 
 /** Work was found: the next idle step starts from the shortest wait. */
 static inline void tc_waiter_reset(tc_waiter_t *waiter)
 {
-    if ((waiter->effective == TC_WAIT_ADAPTIVE) && (waiter->spins != 0)) {
+    if ((waiter->effective == TC_WAIT_ADAPTIVE) &&
+        (waiter->spins >= TC_WAIT_ADAPTIVE_QUICK_STEPS)) {
         tc_waiter_streak_end(waiter);
     }
     waiter->spins      = 0;
