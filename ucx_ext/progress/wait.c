@@ -134,6 +134,11 @@ static int tc_wait_machine_crowded(uint64_t now)
     return crowded;
 }
 
+int tc_waiter_machine_crowded(void)
+{
+    return __atomic_load_n(&tc_wait_crowded, __ATOMIC_RELAXED);
+}
+
 static void tc_waiter_stop_spinning(tc_waiter_t *waiter)
 {
     __atomic_sub_fetch(&tc_wait_spinners, 1, __ATOMIC_RELAXED);

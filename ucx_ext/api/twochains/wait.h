@@ -71,6 +71,10 @@ void tc_waiter_idle(tc_waiter_t *waiter, const volatile void *watch);
  *  crowd or the other spinners: a reply on its way costs nothing more. */
 #define TC_WAIT_ADAPTIVE_QUICK_STEPS 16
 
+/** The adaptive policy's verdict on the machine: 1 while it has more
+ *  runnable tasks than cores online (then nobody spins), else 0. */
+int tc_waiter_machine_crowded(void);
+
 /** The adaptive policy learns from how an idle streak ended (tc_waiter_reset). */
 void tc_waiter_streak_end(tc_waiter_t *waiter);
 
