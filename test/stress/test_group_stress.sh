@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+#
+# Groups beside a CPU hog, with the defaults (wait policy included):
+# stress-ng --cpu 2 --cpu-load 60 on this 2-core machine while real
+# processes under twochains-run multicast through <twochains/group.h>
+# (test/helpers/group_probe, which checks every delivered byte and the
+# exact count itself) over posix and tcp:
+#  - 3 members, all senders, urgent and batched SMC;
+#  - 5 members, one sender, a window of 8 (so the sender waits on slots);
+#  - 3 members mixing SMC and RDMC messages in one total order;
+# and, over posix, a view change: one of 3 (then 5) members sending through
+# test/helpers/group_fault_probe is killed with SIGKILL mid-stream.
+# Every member must report the exact count, zero bad messages, and one
+# hash chain identical at every member (the same sequence, in the same
+# order); after the kill every survivor exits cleanly with one view change
+# and the same chain (deliveries and views). TC_STRESS_ROUNDS repeats the matrix (2 in make check; 50 in
+# make check-long).
+set -euo pipefail
+: "${TC_SRCDIR:?}" "${TC_BUILDDIR:?}"
+rounds=${TC_STRESS_ROUNDS:-2}
+run=$TC_BUILDDIR/src/tools/twochains-run
+probe=$TC_BUILDDIR/test/helpers/group_probe
+fault_probe=$TC_BUILDDIR/test/helpers/group_fault_probe
+source "$TC_SRCDIR/contrib/bench/perftest_lib.sh"   # free_port
+work=$(mktemp -d /tmp/tc-gstress.XXXXXX)
+hog=
+cleanup() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+command -v stress-ng >/dev/null || { echo "FAIL: stress-ng is missing (contrib/setup-deps.sh installs it)"; exit 1; }
+[ -x "$probe" ] || { echo "FAIL: $probe is not built"; exit 1; }
+unset UCX_TC_WAIT_POLICY UCX_TC_SMC_MODE   # the defaults, as users run them
+
+stress-ng --cpu 2 --cpu-load 60 --timeout 3600 >/dev/null 2>&1 &
+hog=$!
+sleep 0.5
+kill -0 "$hog" 2>/dev/null || { echo "FAIL: stress-ng did not start"; exit 1; }
+
+runs=0 failed=0
+# case NAME MEMBERS EXPECTED-COUNT ENV -- PROBE-ARGS
+case_run() {
+    local name=$1 n=$2 expect=$3 env=$4 log chains reports
+    shift 5
+    log=$work/$name.log
+    runs=$((runs + 1))
+    local start=$SECONDS
+    if ! env $env UCX_TLS=$tls "$run" -n "$n" --timeout 240 -- "$probe" "$@" >"$log" 2>&1; then
+        echo "FAIL: $name ($tls): exit status"; tail -15 "$log"; failed=$((failed + 1)); return
+    fi
+    reports=$(grep -Ec "\] group 0 chain [0-9a-f]+ count $expect bad 0$" "$log" || true)
+    chains=$(sed -n 's/.*\] group 0 chain \([0-9a-f]*\) count.*/\1/p' "$log" | sort -u | wc -l)
+    if [ "$reports" != "$n" ] || [ "$chains" != 1 ] ||
+       grep -Eq 'UCX +(WARN|ERROR|FATAL)' "$log"; then
+        echo "FAIL: $name ($tls): $reports of $n members report count $expect, $chains distinct chains:"
+        tail -15 "$log"; failed=$((failed + 1)); return
+    fi
+    echo "ok: $name ($tls): $n members, $expect messages each, one chain, $((SECONDS - start)) s"
+}
+
+# kill_run NAME N VICTIM: N fault-probe members over posix, SIGKILL one
+kill_run() {
+    local name=$1 n=$2 victim=$3 port r pids=() t chains views
+    runs=$((runs + 1))
+    port=$(free_port)
+    for ((r = 0; r < n; ++r)); do
+        UCX_TLS=posix,self UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
+            "$fault_probe" -c 6000 -r 4000 > "$work/$name.$r" 2>&1 &
+        pids+=($!)
+    done
+    # bounded without a watchdog: every wait of a member ends within
+    # UCX_TC_GROUP_TIMEOUT without progress, every bootstrap step within
+    # UCX_TC_BOOTSTRAP_TIMEOUT
+    for ((r = 0; r < n; ++r)); do
+        for ((t = 0; t < 3000; ++t)); do grep -q '^ready' "$work/$name.$r" && break; sleep 0.01; done
+    done
+    sleep 0.3
+    kill -9 "${pids[$victim]}"
+    local bad=0
+    for ((r = 0; r < n; ++r)); do
+        if [ "$r" = "$victim" ]; then wait "${pids[$r]}" 2>/dev/null || true; continue; fi
+        wait "${pids[$r]}" || { echo "FAIL: $name: survivor $r exited $?"; tail -5 "$work/$name.$r"; bad=1; }
+    done
+    chains=$(for ((r = 0; r < n; ++r)); do [ "$r" = "$victim" ] && continue
+             sed -n 's/^result chain \([0-9a-f]*\) count \([0-9]*\) views \([0-9]*\).*/\1 \2 \3/p' "$work/$name.$r"; done |
+             sort -u)
+    views=$(awk '{print $3}' <<<"$chains" | sort -u)
+    if [ "$bad" -ne 0 ] || [ "$(grep -c . <<<"$chains")" != 1 ] || [ "$views" != 1 ]; then
+        echo "FAIL: $name: survivors disagree or saw $views view changes: $chains"
+        failed=$((failed + 1)); return
+    fi
+    echo "ok: $name: $((n - 1)) survivors of $n, one view change, one chain ($(awk '{print $2}' <<<"$chains") delivered)"
+}
+
+for round in $(seq "$rounds"); do
+    kill_run "kill-of-3-$round" 3 $((round % 3))
+    kill_run "kill-of-5-$round" 5 $(((round + 2) % 5))
+    for tls in posix,self tcp,self; do
+        if [ "$tls" = posix,self ]; then c=30000 large=4000000; else c=3000 large=300000; fi
+        case_run "urgent-all-$round" 3 $((3 * c)) "UCX_TC_SMC_MODE=urgent" -- -c "$c" -s 512
+        case_run "batched-all-$round" 3 $((3 * c)) "UCX_TC_SMC_MODE=batched" -- -c "$c" -s 512
+        case_run "one-sender-window8-$round" 5 "$c" "UCX_TC_SMC_MODE=urgent" -- -o -c "$c" -s 128 -w 8
+        case_run "smc-and-rdmc-$round" 3 $((3 * 100)) "UCX_TC_SMC_MODE=urgent" -- -c 100 -s 256 -L "$large"
+    done
+done
+
+kill -0 "$hog" 2>/dev/null || { echo "FAIL: stress-ng stopped during the runs"; exit 1; }
+if [ "$failed" -ne 0 ]; then
+    echo "FAIL: $failed of $runs group runs beside stress-ng"
+    exit 1
+fi
+echo "PASS: $runs group runs beside stress-ng --cpu 2 --cpu-load 60, default wait policy: exact counts, identical chains"
