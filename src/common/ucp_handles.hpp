@@ -88,6 +88,8 @@ public:
     /* Node ids are bounded so that endpoint error arguments, handed to UCX
      * by address, never move (and a group's masks are 64 bits) */
     static constexpr int kMaxNodes = 64;
+    /* the active-message id of the write lane */
+    static constexpr unsigned kWriteAmId = 0x7c;
 
     ucs_status_t status() const { return status_; }
     ucp_context_h context() const { return context_.get(); }
@@ -132,6 +134,30 @@ public:
     /* "posix/memory", "tcp/lo": the transport carrying RMA to @a rank */
     std::string rma_transport(int rank) const;
 
+    /*
+     * The write lane: @a len bytes from @a src to @a raddr at @a rank, as
+     * one-sided as the transport allows. With an RMA lane to @a rank it is
+     * ucp_put_nbx. Where UCP only emulates puts with active messages (tcp
+     * in UCX 1.13, whose emulation aborts the receiver of a put from a peer
+     * that dies), it is one eager active message whose handler at @a rank
+     * stores the bytes, into a range that rank allowed with allow_writes()
+     * only. Same completion (a request or NULL) and the same order on one
+     * endpoint behind ucp_worker_fence as a put. @a header is where the
+     * active message's header (the address) lives until the request
+     * completes: UCX 1.13 reads it then (it has no COPY_HEADER flag).
+     */
+    ucs_status_ptr_t write(int rank, const void *src, size_t len, uint64_t raddr,
+                           ucp_rkey_h rkey, const ucp_request_param_t &param,
+                           uint64_t &header);
+    bool writes_over_am(int rank) const;
+
+    /* Ranges peers may write through the active-message lane (every
+     * mirrored region's local copy); anything else is rejected, counted and
+     * logged once. */
+    void allow_writes(const void *base, size_t len);
+    void forbid_writes(const void *base);
+    uint64_t rejected_writes() const { return rejected_writes_; }
+
 private:
     ucs_status_t collective(const std::function<ucs_status_t()> &op) const;
     ucs_status_t create_ep(const ucp_address_t *remote, int rank, bool peer_errors);
@@ -155,7 +181,13 @@ private:
     };
     std::vector<err_arg>   err_args_;
     std::vector<bool>      peer_errors_;  /* endpoint has peer error handling */
+    mutable std::vector<int8_t> write_lane_am_;  /* by rank: -1 not yet looked at */
+    std::vector<std::pair<uintptr_t, size_t>> writable_;
+    uint64_t               rejected_writes_ = 0;
     ucs_status_t           status_;
+
+    static ucs_status_t on_write(void *arg, const void *header, size_t header_length,
+                                 void *data, size_t length, const ucp_am_recv_param_t *param);
 };
 
 } // namespace tc

@@ -520,9 +520,10 @@ private:
                 param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH;
                 param.memh         = pool_->memh();
             }
-            ucs_status_ptr_t req = ucp_put_nbx(node_.ep(p_.members[peer]), t.src + offset, len,
+            ucs_status_ptr_t req = node_.write(p_.members[peer], t.src + offset, len,
                                                remote.address + buffer * p_.max_message + offset,
-                                               remote.rkey.get(), &param);
+                                               remote.rkey.get(), param,
+                                               inflight_[peer].header);
             if (UCS_PTR_IS_ERR(req)) {
                 ucs_error("rdmc: put of block %ld (%zu bytes) to member %d failed: %s",
                           static_cast<long>(op.block), len, peer,
@@ -530,7 +531,8 @@ private:
                 return UCS_PTR_STATUS(req);
             }
             if (req != nullptr) {
-                inflight_[peer] = {req, &t};
+                inflight_[peer].request = req;   /* the header stays until it completes */
+                inflight_[peer].owner   = &t;
                 ++t.puts_in_flight;
                 ++data_in_flight_;
             }

@@ -93,6 +93,7 @@ struct root_state {
 struct data_put {
     void     *request = nullptr;
     transfer *owner   = nullptr;
+    uint64_t header   = 0;   /* the write lane's, until the request completes */
 };
 
 } // namespace tc::rdmc

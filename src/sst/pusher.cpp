@@ -80,7 +80,11 @@ ucs_status_t pusher::issue(int peer, const void *src, size_t len, uint64_t raddr
                            std::unique_ptr<std::byte[]> staging, size_t capacity)
 {
     ucp_request_param_t param{};
-    ucs_status_ptr_t req = ucp_put_nbx(node_.ep(peer), src, len, raddr, rkey, &param);
+    /* only the active-message lane needs a header that outlives the call */
+    uint64_t unused      = 0;
+    auto header          = node_.writes_over_am(peer) ? std::make_unique<uint64_t>() : nullptr;
+    ucs_status_ptr_t req = node_.write(peer, src, len, raddr, rkey, param,
+                                       header ? *header : unused);
     ++counts_.by_purpose[static_cast<size_t>(purpose)];
     if (UCS_PTR_IS_ERR(req)) {
         peer_error(peer, UCS_PTR_STATUS(req), put_purpose_name(purpose));
@@ -95,7 +99,7 @@ ucs_status_t pusher::issue(int peer, const void *src, size_t len, uint64_t raddr
         }
         return UCS_OK;
     }
-    inflight_.push_back({peer, req, std::move(staging), capacity});
+    inflight_.push_back({peer, req, std::move(staging), capacity, std::move(header)});
     return UCS_OK;
 }
 

@@ -26,7 +26,9 @@ ucs_status_t mirrored_region::create(ucp_node &node, std::span<const int> member
             /* still take part in the exchange, so that no peer hangs */
             region->local_.reset();
         } else {
-            descriptor = region->local_->packed_descriptor();
+            descriptor    = region->local_->packed_descriptor();
+            region->node_ = &node;
+            node.allow_writes(region->local_->address(), region->local_->length());
         }
     }
 
@@ -54,6 +56,13 @@ ucs_status_t mirrored_region::create(ucp_node &node, std::span<const int> member
     }
     out = std::move(region);
     return UCS_OK;
+}
+
+mirrored_region::~mirrored_region()
+{
+    if (node_ != nullptr) {
+        node_->forbid_writes(local_->address());
+    }
 }
 
 ucs_status_t mirrored_region::push(pusher &p, int member, size_t offset, size_t len,

@@ -50,8 +50,12 @@ public:
                           bool snapshot = true) const;
 
     mirrored_region() = default;  /* empty; filled by create() */
+    ~mirrored_region();
+    mirrored_region(const mirrored_region &)            = delete;
+    mirrored_region &operator=(const mirrored_region &) = delete;
 
 private:
+    ucp_node                           *node_ = nullptr;  /* peers write through its lane */
     std::vector<int>                   members_;
     int                                my_index_ = -1;
     std::unique_ptr<registered_memory> local_;
