@@ -8,7 +8,7 @@
 #  - 3 members, all senders, urgent and batched SMC;
 #  - 5 members, one sender, a window of 8 (so the sender waits on slots);
 #  - 3 members mixing SMC and RDMC messages in one total order;
-# and, over posix, a view change: one of 3 (then 5) members sending through
+# and a view change over posix and tcp: one of 3 (then 5) members sending through
 # test/helpers/group_fault_probe is killed with SIGKILL mid-stream.
 # Every member must report the exact count, zero bad messages, and one
 # hash chain identical at every member (the same sequence, in the same
@@ -57,13 +57,13 @@ case_run() {
     echo "ok: $name ($tls): $n members, $expect messages each, one chain, $((SECONDS - start)) s"
 }
 
-# kill_run NAME N VICTIM: N fault-probe members over posix, SIGKILL one
+# kill_run NAME N VICTIM TLS: N fault-probe members, SIGKILL one
 kill_run() {
-    local name=$1 n=$2 victim=$3 port r pids=() t chains views
+    local name=$1 n=$2 victim=$3 tls=$4 port r pids=() t chains views
     runs=$((runs + 1))
     port=$(free_port)
     for ((r = 0; r < n; ++r)); do
-        UCX_TLS=posix,self UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
+        UCX_TLS=$tls UCX_TC_SIZE=$n UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
             "$fault_probe" -c 6000 -r 4000 > "$work/$name.$r" 2>&1 &
         pids+=($!)
     done
@@ -92,8 +92,10 @@ kill_run() {
 }
 
 for round in $(seq "$rounds"); do
-    kill_run "kill-of-3-$round" 3 $((round % 3))
-    kill_run "kill-of-5-$round" 5 $(((round + 2) % 5))
+    for tls in posix,self tcp,self; do
+        kill_run "kill-of-3-$round-${tls%%,*}" 3 $((round % 3)) "$tls"
+        kill_run "kill-of-5-$round-${tls%%,*}" 5 $(((round + 2) % 5)) "$tls"
+    done
     for tls in posix,self tcp,self; do
         if [ "$tls" = posix,self ]; then c=30000 large=4000000; else c=3000 large=300000; fi
         case_run "urgent-all-$round" 3 $((3 * c)) "UCX_TC_SMC_MODE=urgent" -- -c "$c" -s 512
