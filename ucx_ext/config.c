@@ -12,6 +12,7 @@
 #endif
 
 #include <twochains/config.h>
+#include <twochains/lane.h>
 
 #include <ucs/sys/preprocessor.h>
 #include <ucs/config/parser.h>
@@ -87,6 +88,18 @@ static ucs_config_field_t tc_config_table[] = {
      "Longest any bootstrap step (connect, allgather, barrier) may take\n"
      "before it fails with a timeout.",
      ucs_offsetof(tc_config_t, boot_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"WRITE_LANE", "auto",
+     "How a write into a peer's registered region travels:\n"
+     " auto - ucp_put_nbx where UCP has an RMA lane to the peer (posix, sysv,\n"
+     "        cma; rc, dc on InfiniBand), else one eager active message whose\n"
+     "        handler stores the bytes (tcp in UCX 1.13, where UCP emulates\n"
+     "        puts and its emulation aborts the receiver of a put from a peer\n"
+     "        that dies)\n"
+     " rma  - always ucp_put_nbx, emulated or not\n"
+     " am   - always the active message",
+     ucs_offsetof(tc_config_t, write_lane),
+     UCS_CONFIG_TYPE_ENUM(tc_write_lane_mode_names)},
 
     {NULL}
 };

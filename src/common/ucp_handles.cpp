@@ -135,17 +135,12 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
     }
     worker_.reset(worker);
 
-    ucp_am_handler_param_t am{};
-    am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
-    am.id         = kWriteAmId;
-    am.cb         = &ucp_node::on_write;
-    am.arg        = this;
-    status_ = ucp_worker_set_am_recv_handler(worker, &am);
+    tc_write_lane_h lane;
+    status_ = tc_write_lane_create(worker, &lane);
     if (status_ != UCS_OK) {
-        ucs_error("ucp_worker_set_am_recv_handler failed: %s", ucs_status_string(status_));
         return;
     }
+    write_lane_.reset(lane);
 
     tc_progress_engine_h engine;
     status_ = tc_progress_engine_create(worker, nullptr, &engine);
@@ -175,7 +170,7 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
         return;
     }
     eps_.assign(size, nullptr);
-    write_lane_am_.assign(kMaxNodes, -1);
+    write_lane_kind_.assign(kMaxNodes, TC_WRITE_LANE_AUTO);
     failed_ = std::make_unique<std::atomic<bool>[]>(kMaxNodes);
     err_args_.resize(kMaxNodes);
     peer_errors_.assign(size, false);
@@ -273,8 +268,8 @@ ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int>
 
 ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_errors)
 {
-    if (static_cast<size_t>(r) < write_lane_am_.size()) {
-        write_lane_am_[r] = -1;   /* a new endpoint may have other lanes */
+    if (static_cast<size_t>(r) < write_lane_kind_.size()) {
+        write_lane_kind_[r] = TC_WRITE_LANE_AUTO;   /* a new endpoint may have other lanes */
     }
     ucp_ep_params_t ep_params{};
     ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
@@ -410,66 +405,44 @@ ucs_status_t ucp_node::exchange(const registered_memory &mem, std::vector<remote
 
 bool ucp_node::writes_over_am(int rank) const
 {
-    if (write_lane_am_[rank] < 0) {
-        char name[64];
-        (void)tc_put_lane_describe(eps_[rank], name, sizeof(name));
-        write_lane_am_[rank] = std::strstr(name, "(put emulated over am)") != nullptr;
+    if (write_lane_kind_[rank] == TC_WRITE_LANE_AUTO) {
+        write_lane_kind_[rank] = tc_write_lane_resolve(write_lane_.get(), eps_[rank]);
     }
-    return write_lane_am_[rank] != 0;
+    return write_lane_kind_[rank] == TC_WRITE_LANE_AM;
+}
+
+std::string ucp_node::write_lane_name(int rank) const
+{
+    char name[80];
+    tc_write_lane_describe(write_lane_.get(), eps_[rank], name, sizeof(name));
+    return name;
 }
 
 ucs_status_ptr_t ucp_node::write(int rank, const void *src, size_t len, uint64_t raddr,
                                  ucp_rkey_h rkey, const ucp_request_param_t &param,
-                                 uint64_t &header)
+                                 tc_write_header_t &header)
 {
-    if (!writes_over_am(rank)) {
-        return ucp_put_nbx(eps_[rank], src, len, raddr, rkey, &param);
-    }
-    ucp_request_param_t am = param;
-    am.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
-    am.flags |= UCP_AM_SEND_FLAG_EAGER;   /* the handler stores it at once */
-    header = raddr;
-    return ucp_am_send_nbx(eps_[rank], kWriteAmId, &header, sizeof(header), src, len, &am);
+    const tc_write_lane_mode_t kind = writes_over_am(rank) ? TC_WRITE_LANE_AM :
+                                                             TC_WRITE_LANE_RMA;
+    return tc_write_lane_write(write_lane_.get(), kind, eps_[rank], static_cast<uint32_t>(rank_),
+                               src, len, raddr, rkey, &param, &header);
 }
 
-void ucp_node::allow_writes(const void *base, size_t len)
+void ucp_node::allow_writes(void *base, size_t len, uint64_t senders)
 {
-    writable_.emplace_back(reinterpret_cast<uintptr_t>(base), len);
+    (void)tc_write_lane_allow(write_lane_.get(), base, len, senders);
 }
 
 void ucp_node::forbid_writes(const void *base)
 {
-    std::erase_if(writable_, [&](const auto &r) {
-        return r.first == reinterpret_cast<uintptr_t>(base);
-    });
+    tc_write_lane_forbid(write_lane_.get(), base);
 }
 
-ucs_status_t ucp_node::on_write(void *arg, const void *header, size_t header_length, void *data,
-                                size_t length, const ucp_am_recv_param_t *param)
+tc_write_lane_stats_t ucp_node::write_lane_stats() const
 {
-    auto *node = static_cast<ucp_node*>(arg);
-    uint64_t raddr = 0;
-    const char *why = nullptr;
-    if (header_length != sizeof(raddr) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-        why = "malformed";
-    } else {
-        std::memcpy(&raddr, header, sizeof(raddr));
-        const bool inside = std::any_of(node->writable_.begin(), node->writable_.end(),
-                                        [&](const auto &r) {
-                                            return raddr >= r.first && length <= r.second &&
-                                                   raddr - r.first <= r.second - length;
-                                        });
-        why = inside ? nullptr : "outside every region";
-    }
-    if (why != nullptr) {
-        if (node->rejected_writes_++ == 0) {
-            ucs_error("write lane: rejected a %s write of %zu bytes at %#lx", why, length,
-                      static_cast<unsigned long>(raddr));
-        }
-        return UCS_OK;
-    }
-    std::memcpy(reinterpret_cast<void*>(raddr), data, length);
-    return UCS_OK;
+    tc_write_lane_stats_t stats{};
+    tc_write_lane_query(write_lane_.get(), &stats);
+    return stats;
 }
 
 std::string ucp_node::rma_transport(int rank) const

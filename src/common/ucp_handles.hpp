@@ -8,6 +8,7 @@
 #pragma once
 
 #include <twochains/bootstrap.h>
+#include <twochains/lane.h>
 #include <twochains/progress.h>
 #include <ucp/api/ucp.h>
 
@@ -30,12 +31,16 @@ struct engine_deleter {
 struct bootstrap_deleter {
     void operator()(tc_bootstrap_h b) const { tc_bootstrap_destroy(b); }
 };
+struct write_lane_deleter {
+    void operator()(tc_write_lane_h l) const { tc_write_lane_destroy(l); }
+};
 
 using context_ptr   = std::unique_ptr<std::remove_pointer_t<ucp_context_h>, ucp_context_deleter>;
 using worker_ptr    = std::unique_ptr<std::remove_pointer_t<ucp_worker_h>, ucp_worker_deleter>;
 using rkey_ptr      = std::unique_ptr<std::remove_pointer_t<ucp_rkey_h>, ucp_rkey_deleter>;
 using engine_ptr    = std::unique_ptr<std::remove_pointer_t<tc_progress_engine_h>, engine_deleter>;
 using bootstrap_ptr = std::unique_ptr<std::remove_pointer_t<tc_bootstrap_h>, bootstrap_deleter>;
+using write_lane_ptr = std::unique_ptr<std::remove_pointer_t<tc_write_lane_h>, write_lane_deleter>;
 
 /* Wait for a UCP request with the engine's wait policy, then free it. */
 ucs_status_t request_wait(tc_progress_engine_h engine, ucs_status_ptr_t request,
@@ -88,8 +93,6 @@ public:
     /* Node ids are bounded so that endpoint error arguments, handed to UCX
      * by address, never move (and a group's masks are 64 bits) */
     static constexpr int kMaxNodes = 64;
-    /* the active-message id of the write lane */
-    static constexpr unsigned kWriteAmId = 0x7c;
 
     ucs_status_t status() const { return status_; }
     ucp_context_h context() const { return context_.get(); }
@@ -135,28 +138,26 @@ public:
     std::string rma_transport(int rank) const;
 
     /*
-     * The write lane: @a len bytes from @a src to @a raddr at @a rank, as
-     * one-sided as the transport allows. With an RMA lane to @a rank it is
-     * ucp_put_nbx. Where UCP only emulates puts with active messages (tcp
-     * in UCX 1.13, whose emulation aborts the receiver of a put from a peer
-     * that dies), it is one eager active message whose handler at @a rank
-     * stores the bytes, into a range that rank allowed with allow_writes()
-     * only. Same completion (a request or NULL) and the same order on one
-     * endpoint behind ucp_worker_fence as a put. @a header is where the
-     * active message's header (the address) lives until the request
-     * completes: UCX 1.13 reads it then (it has no COPY_HEADER flag).
+     * The write lane (<twochains/lane.h>): @a len bytes from @a src to
+     * @a raddr at @a rank, by ucp_put_nbx where UCP has an RMA lane to it and
+     * by an active message where it only emulates puts (or as
+     * UCX_TC_WRITE_LANE says). Same completion (a request or NULL) and the
+     * same order on one endpoint behind ucp_worker_fence as a put. @a header
+     * lives until the request completes.
      */
     ucs_status_ptr_t write(int rank, const void *src, size_t len, uint64_t raddr,
                            ucp_rkey_h rkey, const ucp_request_param_t &param,
-                           uint64_t &header);
+                           tc_write_header_t &header);
     bool writes_over_am(int rank) const;
+    /* "rma posix/memory.0", "am tcp/lo.0" */
+    std::string write_lane_name(int rank) const;
 
-    /* Ranges peers may write through the active-message lane (every
-     * mirrored region's local copy); anything else is rejected, counted and
-     * logged once. */
-    void allow_writes(const void *base, size_t len);
+    /* Ranges the node ids in @a senders (bit i: id i) may write through the
+     * active-message lane (every mirrored region's local copy); anything
+     * else is rejected, counted and logged once. */
+    void allow_writes(void *base, size_t len, uint64_t senders);
     void forbid_writes(const void *base);
-    uint64_t rejected_writes() const { return rejected_writes_; }
+    tc_write_lane_stats_t write_lane_stats() const;
 
 private:
     ucs_status_t collective(const std::function<ucs_status_t()> &op) const;
@@ -181,13 +182,10 @@ private:
     };
     std::vector<err_arg>   err_args_;
     std::vector<bool>      peer_errors_;  /* endpoint has peer error handling */
-    mutable std::vector<int8_t> write_lane_am_;  /* by rank: -1 not yet looked at */
-    std::vector<std::pair<uintptr_t, size_t>> writable_;
-    uint64_t               rejected_writes_ = 0;
+    write_lane_ptr         write_lane_;
+    /* by rank: the lane writes take, TC_WRITE_LANE_AUTO until looked at */
+    mutable std::vector<tc_write_lane_mode_t> write_lane_kind_;
     ucs_status_t           status_;
-
-    static ucs_status_t on_write(void *arg, const void *header, size_t header_length,
-                                 void *data, size_t length, const ucp_am_recv_param_t *param);
 };
 
 } // namespace tc

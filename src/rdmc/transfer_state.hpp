@@ -14,6 +14,8 @@
 
 #include "rdmc/schedule.hpp"
 
+#include <twochains/lane.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -93,7 +95,7 @@ struct root_state {
 struct data_put {
     void     *request = nullptr;
     transfer *owner   = nullptr;
-    uint64_t header   = 0;   /* the write lane's, until the request completes */
+    tc_write_header_t header{};   /* the write lane's, until the request completes */
 };
 
 } // namespace tc::rdmc

@@ -81,8 +81,8 @@ ucs_status_t pusher::issue(int peer, const void *src, size_t len, uint64_t raddr
 {
     ucp_request_param_t param{};
     /* only the active-message lane needs a header that outlives the call */
-    uint64_t unused      = 0;
-    auto header          = node_.writes_over_am(peer) ? std::make_unique<uint64_t>() : nullptr;
+    tc_write_header_t unused{};
+    auto header = node_.writes_over_am(peer) ? std::make_unique<tc_write_header_t>() : nullptr;
     ucs_status_ptr_t req = node_.write(peer, src, len, raddr, rkey, param,
                                        header ? *header : unused);
     ++counts_.by_purpose[static_cast<size_t>(purpose)];

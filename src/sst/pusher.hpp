@@ -82,7 +82,7 @@ private:
         void                         *request;
         std::unique_ptr<std::byte[]> staging;  /* null for in-place puts */
         size_t                       capacity;
-        std::unique_ptr<uint64_t>    header;   /* the write lane's, until completion */
+        std::unique_ptr<tc_write_header_t> header;   /* the write lane's, until completion */
     };
 
     ucs_status_t issue(int peer, const void *src, size_t len, uint64_t raddr, ucp_rkey_h rkey,

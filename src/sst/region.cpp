@@ -28,7 +28,12 @@ ucs_status_t mirrored_region::create(ucp_node &node, std::span<const int> member
         } else {
             descriptor    = region->local_->packed_descriptor();
             region->node_ = &node;
-            node.allow_writes(region->local_->address(), region->local_->length());
+            /* only the region's members may write it over the AM lane */
+            uint64_t senders = 0;
+            for (int m : members) {
+                senders |= uint64_t{1} << m;
+            }
+            node.allow_writes(region->local_->address(), region->local_->length(), senders);
         }
     }
 

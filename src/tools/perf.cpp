@@ -410,18 +410,19 @@ int run_member(tc_bootstrap_h boot, const options &o)
         avg += v;
     }
     avg /= std::max<size_t>(1, to_all.size());
-    const std::string tl = node.rma_transport(n > 1 ? 1 : 0);
+    const std::string tl   = node.rma_transport(n > 1 ? 1 : 0);
+    const std::string lane = node.write_lane_name(n > 1 ? 1 : 0);
     const double rate = (o.shape == "smc_bw") ? msgs / slowest : 0;
 
     if (o.json) {
-        std::printf("{\"shape\":\"%s\",\"mode\":\"%s\",\"transport\":\"%s\",\"members\":%d,"
-                    "\"senders\":%lu,\"payload_bytes\":%zu,\"window\":%u,\"batch\":%u,"
+        std::printf("{\"shape\":\"%s\",\"mode\":\"%s\",\"transport\":\"%s\",\"write_lane\":\"%s\","
+                    "\"members\":%d,\"senders\":%lu,\"payload_bytes\":%zu,\"window\":%u,\"batch\":%u,"
                     "\"flush_us\":%.0f,\"offered_rate\":%.0f,\"messages\":%.0f,"
                     "\"msg_rate\":%.1f,\"MB/s\":%.3f,\"lat_avg_us\":%.3f,\"lat_p50_us\":%.3f,"
                     "\"lat_p999_us\":%.3f,\"puts_per_msg\":%.3f,\"batch_avg\":%.2f,"
                     "\"threads\":%u,\"rdmc_background_bytes\":%zu,"
                     "\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
-                    o.shape.c_str(), mode, tl.c_str(), n, static_cast<unsigned long>(senders),
+                    o.shape.c_str(), mode, tl.c_str(), lane.c_str(), n, static_cast<unsigned long>(senders),
                     o.size, o.window, o.batch.value_or(0), o.flush_us.value_or(-1), o.rate, msgs,
                     rate, rate * static_cast<double>(o.size) / 1e6, avg, percentile(to_all, 0.5),
                     percentile(to_all, 0.999), puts / all_msgs, batch_avg_all, o.threads,

@@ -300,14 +300,15 @@ int run_member(tc_bootstrap_h boot, const rdmc_options &o)
         const int64_t blocks = std::max<int64_t>(1, static_cast<int64_t>((o.size + block - 1) / block));
         const double  t      = median(times);
         const double  tp     = median(p2p_times);
-        const std::string tl = node.rma_transport(n > 1 ? 1 : 0);
+        const std::string tl   = node.rma_transport(n > 1 ? 1 : 0);
+        const std::string lane = node.write_lane_name(n > 1 ? 1 : 0);
         if (o.json) {
             std::printf("{\"shape\":\"rdmc_bw\",\"schedule\":\"%s\",\"transport\":\"%s\","
-                        "\"members\":%d,\"payload_bytes\":%zu,\"block_bytes\":%zu,\"blocks\":%ld,"
+                        "\"write_lane\":\"%s\",\"members\":%d,\"payload_bytes\":%zu,\"block_bytes\":%zu,\"blocks\":%ld,"
                         "\"steps\":%ld,\"iters\":%u,\"time_to_all_s\":%.6f,\"time_min_s\":%.6f,"
                         "\"p2p_s\":%.6f,\"ratio_to_p2p\":%.3f,\"MB/s\":%.1f,"
                         "\"root_blocks_out\":%lu,\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
-                        schedule_name(kind), tl.c_str(), n, o.size, block,
+                        schedule_name(kind), tl.c_str(), lane.c_str(), n, o.size, block,
                         static_cast<long>(blocks),
                         static_cast<long>(schedule_steps(kind, n, blocks)), o.iters, t,
                         *std::min_element(times.begin(), times.end()), tp,

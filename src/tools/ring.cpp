@@ -105,8 +105,18 @@ public:
     {
     }
 
-    ucs_status_t setup() { return (recv_.status() != UCS_OK) ? recv_.status() :
-                                   node_.exchange(recv_, remotes_); }
+    ~ring() { node_.forbid_writes(recv_.address()); }
+
+    ucs_status_t setup()
+    {
+        if (recv_.status() != UCS_OK) {
+            return recv_.status();
+        }
+        /* only the previous rank writes here, over whichever lane */
+        const int prev = (node_.rank() + node_.size() - 1) % node_.size();
+        node_.allow_writes(recv_.address(), recv_.length(), uint64_t{1} << prev);
+        return node_.exchange(recv_, remotes_);
+    }
 
     /* one trip around the ring; false on a data error */
     bool trip(uint64_t iteration)
@@ -169,11 +179,10 @@ private:
         }
         auto &remote = remotes_[next_];
         ucp_request_param_t param{};
-        ucp_ep_h ep = node_.ep(next_);
         signal_value_ = iteration;
 
-        ucs_status_ptr_t req = ucp_put_nbx(ep, send_.data(), opt_.size, remote.address,
-                                           remote.rkey.get(), &param);
+        ucs_status_ptr_t req = node_.write(next_, send_.data(), opt_.size, remote.address,
+                                           remote.rkey.get(), param, data_header_);
         if (!track(req, "data")) {
             return false;
         }
@@ -182,16 +191,16 @@ private:
             std::fprintf(stderr, "ucp_worker_fence: %s\n", ucs_status_string(status));
             return false;
         }
-        req = ucp_put_nbx(ep, &signal_value_, sizeof(signal_value_),
-                          remote.address + signal_offset(opt_.size), remote.rkey.get(),
-                          &param);
+        req = node_.write(next_, &signal_value_, sizeof(signal_value_),
+                          remote.address + signal_offset(opt_.size), remote.rkey.get(), param,
+                          signal_header_);
         return track(req, "signal");
     }
 
     bool track(ucs_status_ptr_t req, const char *what)
     {
         if (UCS_PTR_IS_ERR(req)) {
-            std::fprintf(stderr, "ucp_put_nbx (%s) to rank %d: %s\n", what, next_,
+            std::fprintf(stderr, "write (%s) to rank %d: %s\n", what, next_,
                          ucs_status_string(UCS_PTR_STATUS(req)));
             return false;
         }
@@ -249,6 +258,9 @@ private:
     std::vector<tc::remote_memory> remotes_;
     std::vector<void*>             pending_;
     uint64_t                       signal_value_ = 0;
+    /* the write lane's headers, until drain() */
+    tc_write_header_t              data_header_{};
+    tc_write_header_t              signal_header_{};
 };
 
 double percentile(std::vector<double> sorted, double p)
@@ -317,20 +329,21 @@ int main(int argc, char **argv)
             std::sort(rtt_us.begin(), rtt_us.end());
             tc_progress_stats_t st;
             tc_progress_stats_get(node.engine(), &st);
-            const std::string tl = node.rma_transport(1);
-            std::printf("ring: %d ranks, %zu B, %u iterations, transport %s, wait %s (%s)\n",
-                        node.size(), opt.size, opt.iterations, tl.c_str(),
-                        tc_wait_policy_names[st.policy], st.mechanism);
+            const std::string tl   = node.rma_transport(1);
+            const std::string lane = node.write_lane_name(1);
+            std::printf("ring: %d ranks, %zu B, %u iterations, transport %s, write lane %s, "
+                        "wait %s (%s)\n", node.size(), opt.size, opt.iterations, tl.c_str(),
+                        lane.c_str(), tc_wait_policy_names[st.policy], st.mechanism);
             std::printf("ring: per-hop put latency avg %.3f us, p50 %.3f us, p99 %.3f us "
                         "(round trip / %d); all %u messages verified\n",
                         sum / rtt_us.size() / n, percentile(rtt_us, 0.5) / n,
                         percentile(rtt_us, 0.99) / n, node.size(), opt.iterations);
             if (opt.json) {
                 std::printf("{\"shape\":\"put_ring\",\"members\":%d,\"transport\":\"%s\","
-                            "\"payload_bytes\":%zu,\"iterations\":%u,\"wait\":\"%s\","
+                            "\"write_lane\":\"%s\",\"payload_bytes\":%zu,\"iterations\":%u,\"wait\":\"%s\","
                             "\"hop_lat_avg_us\":%.3f,\"hop_lat_p50_us\":%.3f,"
                             "\"hop_lat_p99_us\":%.3f}\n",
-                            node.size(), tl.c_str(), opt.size, opt.iterations,
+                            node.size(), tl.c_str(), lane.c_str(), opt.size, opt.iterations,
                             tc_wait_policy_names[st.policy], sum / rtt_us.size() / n,
                             percentile(rtt_us, 0.5) / n, percentile(rtt_us, 0.99) / n);
             }

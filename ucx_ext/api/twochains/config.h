@@ -9,6 +9,7 @@
 #define TWOCHAINS_CONFIG_H_
 
 #include <twochains/wait.h>
+#include <twochains/lane.h>
 #include <ucs/type/status.h>
 #include <ucs/sys/compiler_def.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@ typedef struct tc_config {
     int              size;             /**< UCX_TC_SIZE, 0 when unset */
     int              listen_fd;        /**< UCX_TC_LISTEN_FD, -1 when unset */
     double           boot_timeout;     /**< UCX_TC_BOOTSTRAP_TIMEOUT, seconds */
+    tc_write_lane_mode_t write_lane;   /**< UCX_TC_WRITE_LANE */
 } tc_config_t;
 
 /**

@@ -1,8 +1,10 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * Which transport carries an endpoint's puts, as UCP chose it: the one
- * answer for the mailbox's report and the replication layer's alike.
+ * Lanes. Which transport carries an endpoint's puts, as UCP chose it; and
+ * the write lane, which carries "store these bytes at this address of that
+ * peer's registered region" over the fastest way that survives the peer's
+ * death, for the mailbox and the replication layer alike.
  */
 #ifndef TWOCHAINS_LANE_H_
 #define TWOCHAINS_LANE_H_
@@ -12,6 +14,7 @@
 #include <ucs/type/status.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 BEGIN_C_DECLS
 
@@ -26,6 +29,115 @@ ucs_status_t tc_put_lane_parse(const char *ep_info, char *out, size_t max);
 
 /** tc_put_lane_parse() of @a ep's own info. */
 ucs_status_t tc_put_lane_describe(ucp_ep_h ep, char *out, size_t max);
+
+
+/** How a write travels (UCX_TC_WRITE_LANE). */
+typedef enum {
+    TC_WRITE_LANE_AUTO, /**< RMA where UCP has an RMA lane to the peer, else AM */
+    TC_WRITE_LANE_RMA,  /**< ucp_put_nbx */
+    TC_WRITE_LANE_AM,   /**< one eager active message, stored by its handler */
+    TC_WRITE_LANE_LAST
+} tc_write_lane_mode_t;
+
+/** "auto", "rma", "am" */
+extern const char *tc_write_lane_mode_names[];
+
+/** The active-message id the write lane registers on its worker. */
+#define TC_WRITE_LANE_AM_ID 0x7c
+
+/** Senders mask that admits every sender id. */
+#define TC_WRITE_LANE_ANY_SENDER UINT64_MAX
+
+/**
+ * What travels with a write on the active-message lane. UCX 1.13 reads an
+ * active message's header when the send completes (it has no COPY_HEADER
+ * flag), so it lives with the request: the caller owns it until then.
+ */
+typedef struct tc_write_header {
+    uint64_t address;   /**< where the bytes go, in the receiver's space */
+    uint32_t sender;    /**< the sender's id, 0..63 */
+    uint32_t magic;     /**< TC_WRITE_HEADER_MAGIC */
+} tc_write_header_t;
+
+#define TC_WRITE_HEADER_MAGIC 0x7c3a11e5u
+
+/** Writes received and rejected on the active-message lane. */
+typedef struct tc_write_lane_stats {
+    uint64_t stored;               /**< writes stored into a region */
+    uint64_t bytes_stored;
+    uint64_t rejected_malformed;   /**< bad header, or a rendezvous message */
+    uint64_t rejected_unknown;     /**< the address is in no region */
+    uint64_t rejected_range;       /**< starts in a region, ends outside it */
+    uint64_t rejected_sender;      /**< the sender may not write the region */
+} tc_write_lane_stats_t;
+
+typedef struct tc_write_lane *tc_write_lane_h;
+
+/**
+ * The write lane of @a worker: reads UCX_TC_WRITE_LANE and registers the
+ * handler of TC_WRITE_LANE_AM_ID. Without UCP_FEATURE_AM in the worker's
+ * context, "auto" falls back to RMA everywhere (said once at debug level)
+ * and "am" fails with UCS_ERR_UNSUPPORTED.
+ *
+ * Ordering: on one endpoint, writes on the RMA lane are ordered by
+ * ucp_worker_fence (or ucp_ep_flush); writes on the AM lane are eager
+ * single-lane active messages, which UCP delivers in order per endpoint,
+ * and the handler stores each one before the next is delivered. So "data,
+ * fence, counter" keeps the counter behind its data on either lane.
+ *
+ * Threads: the handler runs in ucp_worker_progress; regions may be added
+ * and removed from any thread.
+ */
+ucs_status_t tc_write_lane_create(ucp_worker_h worker, tc_write_lane_h *lane_p);
+
+/** Unregisters the handler and frees the lane. */
+void tc_write_lane_destroy(tc_write_lane_h lane);
+
+/** The configured mode (never AUTO after a resolve below). */
+tc_write_lane_mode_t tc_write_lane_mode(tc_write_lane_h lane);
+
+/**
+ * The lane writes to @a ep take: TC_WRITE_LANE_RMA or TC_WRITE_LANE_AM.
+ * Reads the endpoint's info; callers keep the answer per endpoint.
+ */
+tc_write_lane_mode_t tc_write_lane_resolve(tc_write_lane_h lane, ucp_ep_h ep);
+
+/**
+ * "rma posix/memory.0", "am tcp/lo.0": the lane and transport writes to
+ * @a ep take, for reports.
+ */
+void tc_write_lane_describe(tc_write_lane_h lane, ucp_ep_h ep, char *out, size_t max);
+
+/**
+ * Let the senders in @a senders (bit i: sender id i) write [base, base+len)
+ * through the AM lane. Every other write is rejected, counted and logged
+ * once per reason. Regions must not overlap.
+ */
+ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
+                                 uint64_t senders);
+
+/** Replace the senders of the region at @a base (a view changed). */
+ucs_status_t tc_write_lane_set_senders(tc_write_lane_h lane, const void *base,
+                                       uint64_t senders);
+
+/** No one may write the region at @a base any more. */
+void tc_write_lane_forbid(tc_write_lane_h lane, const void *base);
+
+/**
+ * Write @a len bytes from @a src to @a raddr at the peer of @a ep on lane
+ * @a lane_kind (tc_write_lane_resolve's answer for @a ep): ucp_put_nbx with
+ * @a rkey, or an active message from sender @a sender with @a header,
+ * which must live until the request completes. Returns what ucp_put_nbx
+ * returns: NULL when done, a request, or an error pointer.
+ */
+ucs_status_ptr_t tc_write_lane_write(tc_write_lane_h lane, tc_write_lane_mode_t lane_kind,
+                                     ucp_ep_h ep, uint32_t sender, const void *src,
+                                     size_t len, uint64_t raddr, ucp_rkey_h rkey,
+                                     const ucp_request_param_t *param,
+                                     tc_write_header_t *header);
+
+/** Counts of the AM lane's receiver since create. */
+void tc_write_lane_query(tc_write_lane_h lane, tc_write_lane_stats_t *stats);
 
 END_C_DECLS
 

@@ -1,0 +1,320 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The write lane: one way to say "store these bytes at this address of that
+ * peer's registered region", carried by ucp_put_nbx where UCP has an RMA
+ * lane and by one eager active message where it would only emulate the put.
+ *
+ * Invariants:
+ * - The AM handler stores only into a region allowed with
+ *   tc_write_lane_allow(), wholly inside it, and only for a sender the
+ *   region admits. Anything else is counted by reason, logged once per
+ *   reason, and dropped; the next message is served.
+ * - A region is never written after tc_write_lane_forbid() returns: the
+ *   handler stores under the registry lock that forbid takes.
+ * - On one endpoint the AM lane delivers in send order (eager, one lane),
+ *   and each store completes before the handler returns, so a counter sent
+ *   after its data is stored after it, as ucp_worker_fence orders puts.
+ *
+ * Threads: the handler runs inside ucp_worker_progress of the lane's worker;
+ * allow, set_senders and forbid may run on any thread.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include <twochains/config.h>
+#include <twochains/lane.h>
+
+#include <ucs/debug/log_def.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tc_write_lane_mode_names[] = {
+    [TC_WRITE_LANE_AUTO] = "auto",
+    [TC_WRITE_LANE_RMA]  = "rma",
+    [TC_WRITE_LANE_AM]   = "am",
+    [TC_WRITE_LANE_LAST] = NULL
+};
+
+typedef struct tc_write_region {
+    uintptr_t base;
+    size_t    length;
+    uint64_t  senders;
+} tc_write_region_t;
+
+typedef enum {
+    TC_WRITE_REJECT_MALFORMED,
+    TC_WRITE_REJECT_UNKNOWN,
+    TC_WRITE_REJECT_RANGE,
+    TC_WRITE_REJECT_SENDER,
+    TC_WRITE_REJECT_LAST
+} tc_write_reject_t;
+
+static const char *tc_write_reject_names[] = {
+    [TC_WRITE_REJECT_MALFORMED] = "malformed",
+    [TC_WRITE_REJECT_UNKNOWN]   = "unknown-region",
+    [TC_WRITE_REJECT_RANGE]     = "out-of-range",
+    [TC_WRITE_REJECT_SENDER]    = "non-member",
+};
+
+struct tc_write_lane {
+    ucp_worker_h         worker;
+    tc_write_lane_mode_t mode;
+    int                  have_am;     /* the handler is registered */
+    pthread_mutex_t      lock;        /* regions, counts */
+    tc_write_region_t    *regions;
+    size_t               num_regions;
+    size_t               max_regions;
+    uint64_t             stored;
+    uint64_t             bytes_stored;
+    uint64_t             rejected[TC_WRITE_REJECT_LAST];
+};
+
+static void tc_write_lane_reject(tc_write_lane_h lane, tc_write_reject_t why,
+                                 const tc_write_header_t *hdr, size_t length)
+{
+    if (lane->rejected[why]++ == 0) {
+        ucs_error("write lane: rejected a %s write of %zu bytes at %#lx from sender %u "
+                  "(counted; logged once)", tc_write_reject_names[why], length,
+                  (hdr != NULL) ? (unsigned long)hdr->address : 0ul,
+                  (hdr != NULL) ? hdr->sender : 0u);
+    }
+}
+
+static ucs_status_t tc_write_lane_on_am(void *arg, const void *header, size_t header_length,
+                                        void *data, size_t length,
+                                        const ucp_am_recv_param_t *param)
+{
+    tc_write_lane_h lane = arg;
+    tc_write_header_t hdr;
+    const tc_write_region_t *region = NULL;
+    size_t i;
+
+    pthread_mutex_lock(&lane->lock);
+    if ((header_length != sizeof(hdr)) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        tc_write_lane_reject(lane, TC_WRITE_REJECT_MALFORMED, NULL, length);
+        goto out;
+    }
+    memcpy(&hdr, header, sizeof(hdr));
+    if (hdr.magic != TC_WRITE_HEADER_MAGIC) {
+        tc_write_lane_reject(lane, TC_WRITE_REJECT_MALFORMED, &hdr, length);
+        goto out;
+    }
+    for (i = 0; i < lane->num_regions; ++i) {
+        if ((hdr.address >= lane->regions[i].base) &&
+            (hdr.address - lane->regions[i].base < lane->regions[i].length)) {
+            region = &lane->regions[i];
+            break;
+        }
+    }
+    if (region == NULL) {
+        tc_write_lane_reject(lane, TC_WRITE_REJECT_UNKNOWN, &hdr, length);
+    } else if (length > region->length - (hdr.address - region->base)) {
+        tc_write_lane_reject(lane, TC_WRITE_REJECT_RANGE, &hdr, length);
+    } else if ((hdr.sender >= 64) || !(region->senders & (1ull << hdr.sender))) {
+        tc_write_lane_reject(lane, TC_WRITE_REJECT_SENDER, &hdr, length);
+    } else {
+        memcpy((void*)(uintptr_t)hdr.address, data, length);
+        ++lane->stored;
+        lane->bytes_stored += length;
+    }
+out:
+    pthread_mutex_unlock(&lane->lock);
+    return UCS_OK;
+}
+
+static ucs_status_t tc_write_lane_set_handler(tc_write_lane_h lane, ucp_am_recv_callback_t cb)
+{
+    ucp_am_handler_param_t am = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                      UCP_AM_HANDLER_PARAM_FIELD_ARG,
+        .id         = TC_WRITE_LANE_AM_ID,
+        .cb         = cb,
+        .arg        = lane,
+    };
+    return ucp_worker_set_am_recv_handler(lane->worker, &am);
+}
+
+ucs_status_t tc_write_lane_create(ucp_worker_h worker, tc_write_lane_h *lane_p)
+{
+    tc_config_t config;
+    tc_write_lane_h lane;
+    ucs_status_t status;
+
+    status = tc_config_read(&config);
+    if (status != UCS_OK) {
+        return status;
+    }
+    lane = calloc(1, sizeof(*lane));
+    if (lane == NULL) {
+        tc_config_release(&config);
+        return UCS_ERR_NO_MEMORY;
+    }
+    lane->worker = worker;
+    lane->mode   = config.write_lane;
+    tc_config_release(&config);
+    pthread_mutex_init(&lane->lock, NULL);
+
+    status = tc_write_lane_set_handler(lane, tc_write_lane_on_am);
+    if (status == UCS_OK) {
+        lane->have_am = 1;
+    } else if (lane->mode == TC_WRITE_LANE_AM) {
+        ucs_error("UCX_TC_WRITE_LANE=am needs UCP_FEATURE_AM in the context: %s",
+                  ucs_status_string(status));
+        pthread_mutex_destroy(&lane->lock);
+        free(lane);
+        return UCS_ERR_UNSUPPORTED;
+    } else {
+        ucs_debug("write lane: no active messages on worker %p (%s): puts only",
+                  (void*)worker, ucs_status_string(status));
+    }
+    *lane_p = lane;
+    return UCS_OK;
+}
+
+void tc_write_lane_destroy(tc_write_lane_h lane)
+{
+    if (lane == NULL) {
+        return;
+    }
+    if (lane->have_am) {
+        (void)tc_write_lane_set_handler(lane, NULL);
+    }
+    pthread_mutex_destroy(&lane->lock);
+    free(lane->regions);
+    free(lane);
+}
+
+tc_write_lane_mode_t tc_write_lane_mode(tc_write_lane_h lane)
+{
+    return lane->mode;
+}
+
+tc_write_lane_mode_t tc_write_lane_resolve(tc_write_lane_h lane, ucp_ep_h ep)
+{
+    char name[64];
+
+    if (!lane->have_am) {
+        return TC_WRITE_LANE_RMA;
+    }
+    if (lane->mode != TC_WRITE_LANE_AUTO) {
+        return lane->mode;
+    }
+    (void)tc_put_lane_describe(ep, name, sizeof(name));
+    return (strstr(name, "(put emulated over am)") != NULL) ? TC_WRITE_LANE_AM :
+                                                              TC_WRITE_LANE_RMA;
+}
+
+void tc_write_lane_describe(tc_write_lane_h lane, ucp_ep_h ep, char *out, size_t max)
+{
+    char name[64];
+
+    (void)tc_put_lane_describe(ep, name, sizeof(name));
+    snprintf(out, max, "%s %s", tc_write_lane_mode_names[tc_write_lane_resolve(lane, ep)],
+             name);
+}
+
+ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
+                                 uint64_t senders)
+{
+    tc_write_region_t *regions;
+    ucs_status_t status = UCS_OK;
+    uintptr_t start     = (uintptr_t)base;
+    size_t i;
+
+    pthread_mutex_lock(&lane->lock);
+    for (i = 0; i < lane->num_regions; ++i) {
+        if ((start < lane->regions[i].base + lane->regions[i].length) &&
+            (lane->regions[i].base < start + len)) {
+            ucs_error("write lane: region %p+%zu overlaps %#lx+%zu", base, len,
+                      (unsigned long)lane->regions[i].base, lane->regions[i].length);
+            status = UCS_ERR_ALREADY_EXISTS;
+            goto out;
+        }
+    }
+    if (lane->num_regions == lane->max_regions) {
+        regions = realloc(lane->regions,
+                          sizeof(*regions) * (lane->max_regions ? 2 * lane->max_regions : 8));
+        if (regions == NULL) {
+            status = UCS_ERR_NO_MEMORY;
+            goto out;
+        }
+        lane->regions     = regions;
+        lane->max_regions = lane->max_regions ? 2 * lane->max_regions : 8;
+    }
+    lane->regions[lane->num_regions++] = (tc_write_region_t){start, len, senders};
+out:
+    pthread_mutex_unlock(&lane->lock);
+    return status;
+}
+
+ucs_status_t tc_write_lane_set_senders(tc_write_lane_h lane, const void *base,
+                                       uint64_t senders)
+{
+    ucs_status_t status = UCS_ERR_NO_ELEM;
+    size_t i;
+
+    pthread_mutex_lock(&lane->lock);
+    for (i = 0; i < lane->num_regions; ++i) {
+        if (lane->regions[i].base == (uintptr_t)base) {
+            lane->regions[i].senders = senders;
+            status                   = UCS_OK;
+        }
+    }
+    pthread_mutex_unlock(&lane->lock);
+    return status;
+}
+
+void tc_write_lane_forbid(tc_write_lane_h lane, const void *base)
+{
+    size_t i;
+
+    pthread_mutex_lock(&lane->lock);
+    for (i = 0; i < lane->num_regions; ++i) {
+        if (lane->regions[i].base == (uintptr_t)base) {
+            lane->regions[i] = lane->regions[--lane->num_regions];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lane->lock);
+}
+
+ucs_status_ptr_t tc_write_lane_write(tc_write_lane_h lane, tc_write_lane_mode_t lane_kind,
+                                     ucp_ep_h ep, uint32_t sender, const void *src,
+                                     size_t len, uint64_t raddr, ucp_rkey_h rkey,
+                                     const ucp_request_param_t *param,
+                                     tc_write_header_t *header)
+{
+    ucp_request_param_t am;
+
+    if ((lane_kind != TC_WRITE_LANE_AM) || !lane->have_am) {
+        return ucp_put_nbx(ep, src, len, raddr, rkey, param);
+    }
+    am = *param;
+    if (!(am.op_attr_mask & UCP_OP_ATTR_FIELD_FLAGS)) {
+        am.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+        am.flags         = 0;
+    }
+    /* eager: the handler stores the bytes as they arrive, in send order */
+    am.flags        |= UCP_AM_SEND_FLAG_EAGER;
+    header->address  = raddr;
+    header->sender   = sender;
+    header->magic    = TC_WRITE_HEADER_MAGIC;
+    return ucp_am_send_nbx(ep, TC_WRITE_LANE_AM_ID, header, sizeof(*header), src, len, &am);
+}
+
+void tc_write_lane_query(tc_write_lane_h lane, tc_write_lane_stats_t *stats)
+{
+    pthread_mutex_lock(&lane->lock);
+    stats->stored             = lane->stored;
+    stats->bytes_stored       = lane->bytes_stored;
+    stats->rejected_malformed = lane->rejected[TC_WRITE_REJECT_MALFORMED];
+    stats->rejected_unknown   = lane->rejected[TC_WRITE_REJECT_UNKNOWN];
+    stats->rejected_range     = lane->rejected[TC_WRITE_REJECT_RANGE];
+    stats->rejected_sender    = lane->rejected[TC_WRITE_REJECT_SENDER];
+    pthread_mutex_unlock(&lane->lock);
+}
