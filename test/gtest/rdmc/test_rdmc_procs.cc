@@ -112,7 +112,8 @@ TEST(rdmc_perf, rdmc_bw_prints_one_json_object_per_schedule)
     ASSERT_EQ(0, r.exit_code) << r.output;
     for (std::string kind : {"binomial", "sequential", "chain", "tree"}) {
         std::regex json(R"(\{"shape":"rdmc_bw","schedule":")" + kind +
-                        R"(","transport":"[^"]+","members":3,"payload_bytes":1048576,)"
+                        R"(","transport":"[^"]+","write_lane":"rma [^"]+","members":3,)"
+                        R"("payload_bytes":1048576,)"
                         R"("block_bytes":102400,"blocks":11,.*"time_to_all_s":([0-9.]+),)"
                         R"(.*"ratio_to_p2p":([0-9.]+),"MB/s":([0-9.]+),.*"cpu_s":[0-9.]+,"wall_s":[0-9.]+\})");
         std::smatch m;
