@@ -16,6 +16,7 @@ TC_PACKAGES=(
     autoconf automake libtool pkgconf
     libucx-dev ucx-utils  # UCX 1.13 headers/libs, ucx_perftest, ucx_info
     libelf-dev            # toolchain: verify GOT-patched jams
+    libssl-dev            # the job key's HMAC-SHA256 (bootstrap and joins)
     libgtest-dev          # make check
     clang                 # warning-clean check with a second compiler, libFuzzer
     gcc-aarch64-linux-gnu # toolchain: cross-build jams for the paper's platform

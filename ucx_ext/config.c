@@ -101,6 +101,19 @@ static ucs_config_field_t tc_config_table[] = {
      ucs_offsetof(tc_config_t, write_lane),
      UCS_CONFIG_TYPE_ENUM(tc_write_lane_mode_names)},
 
+    {"JOB_KEY", "",
+     "The secret every process of the job shares (at least 16 bytes). With it,\n"
+     "the TCP bootstrap and a group's join service admit only peers that answer\n"
+     "a fresh challenge with its HMAC-SHA256, and may listen on any address.\n"
+     "Without it (and without JOB_KEY_FILE) they listen on loopback only.\n"
+     "Printed as <hidden>.",
+     ucs_offsetof(tc_config_t, job_key), UCS_CONFIG_TYPE_STRING},
+
+    {"JOB_KEY_FILE", "",
+     "A file holding the job key instead of JOB_KEY: a regular file of this\n"
+     "user that no one else may read or write (chmod 600).",
+     ucs_offsetof(tc_config_t, job_key_file), UCS_CONFIG_TYPE_STRING},
+
     {NULL}
 };
 
@@ -117,6 +130,25 @@ ucs_status_t tc_config_read(tc_config_t *config)
 void tc_config_release(tc_config_t *config)
 {
     ucs_config_parser_release_opts(config, tc_config_table);
+}
+
+/* The job key is a secret: print whether it is set, never what it is. */
+static void tc_config_print_table(FILE *stream, ucs_config_global_list_entry_t *entry,
+                                  void *opts, ucs_config_print_flags_t flags)
+{
+    tc_config_t *config = opts;
+    char *key           = NULL;
+    static char hidden[] = "<hidden>";
+
+    if ((entry->table == tc_config_table) && (config->job_key[0] != '\0')) {
+        key             = config->job_key;
+        config->job_key = hidden;
+    }
+    ucs_config_parser_print_opts(stream, entry->name, opts, entry->table, entry->prefix,
+                                 TC_CONFIG_ENV_PREFIX, flags);
+    if (key != NULL) {
+        config->job_key = key;
+    }
 }
 
 /* Every UCX_TC_* table registered in this process (the base table here, and
@@ -143,8 +175,7 @@ void tc_config_print(FILE *stream, int with_doc)
         }
         if (ucs_config_parser_fill_opts(opts, entry->table, TC_CONFIG_ENV_PREFIX,
                                         entry->prefix, 0) == UCS_OK) {
-            ucs_config_parser_print_opts(stream, entry->name, opts, entry->table,
-                                         entry->prefix, TC_CONFIG_ENV_PREFIX, flags);
+            tc_config_print_table(stream, entry, opts, flags);
             ucs_config_parser_release_opts(opts, entry->table);
         }
         free(opts);

@@ -61,6 +61,13 @@ AC_DEFUN([TC_CHECK_LIBELF], [
         [AC_MSG_ERROR([libelf not found: apt-get install libelf-dev])])
 ])
 
+# TC_CHECK_CRYPTO: OpenSSL's libcrypto, for the job key's HMAC-SHA256
+# challenge and response (the TCP bootstrap and the join service).
+AC_DEFUN([TC_CHECK_CRYPTO], [
+    PKG_CHECK_MODULES([CRYPTO], [libcrypto >= 3.0], [],
+        [AC_MSG_ERROR([OpenSSL's libcrypto not found: apt-get install libssl-dev])])
+])
+
 # TC_CHECK_GTEST: GoogleTest for make check.
 AC_DEFUN([TC_CHECK_GTEST], [
     PKG_CHECK_MODULES([GTEST], [gtest], [],

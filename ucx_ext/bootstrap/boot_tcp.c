@@ -2,8 +2,11 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * TCP rendezvous bootstrap. Rank 0 (the root) listens on "host:port" or on a
- * socket it inherited; every other rank connects to it and says hello
- * {magic, version, rank, size}. The root checks each hello, and once all
+ * socket it inherited; every other rank connects to it, hears a fresh
+ * challenge, and says hello {magic, version, rank, size, proof}: the proof
+ * answers the challenge with the job key (<twochains/job_key.h>), so that
+ * only the job's processes take a rank. Without a key the root listens on
+ * loopback only. The root checks each hello, and once all
  * ranks are there answers each with a status frame. A collective is a gather
  * to the root and a reply from it: {status, lens[size], concatenation}. The
  * wire format is in bootstrap_int.h.
@@ -14,6 +17,9 @@
  *    deadline of the current step (create or one collective), so every call
  *    returns within the bootstrap timeout, plus at most TC_BOOT_TCP_LINGER_S
  *    spent telling the others about a failure;
+ *  - a connection that does not prove the job key, or says no complete
+ *    hello within TC_BOOT_TCP_HELLO_TIMEOUT_S, is dropped, logged once and
+ *    counted; it cannot fail the bootstrap, and learns nothing;
  *  - no length from the wire is trusted beyond TC_BOOT_TCP_MAX_LEN per rank
  *    and TC_BOOT_TCP_MAX_TOTAL in all before anything is allocated;
  *  - once a step fails the handle is failed for good (status != UCS_OK): the
@@ -33,6 +39,7 @@
 #include <base/debug.h>
 
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
@@ -46,6 +53,10 @@
 
 /* Connections the root holds open before they said hello. */
 #define TC_BOOT_TCP_MAX_PENDING    64
+
+/* Longest a connection may take to say hello: a silent or slow client
+ * frees its slot after this. */
+#define TC_BOOT_TCP_HELLO_TIMEOUT_S 5.0
 
 /* Longest time spent telling the others about a failure, and waiting for
  * them to hang up so that nothing we sent is lost to a reset. */
@@ -71,6 +82,7 @@ typedef struct tc_boot_tcp {
     int          *peer;       /* root: scratch, rank of pfds[i] */
     int          *done;       /* root: scratch, per rank */
     char         root_name[TC_BOOT_TCP_NAME_MAX];
+    tc_job_key_t key;
 } tc_boot_tcp_t;
 
 /* A status frame (and its reason, on error). */
@@ -224,10 +236,36 @@ static void tc_boot_tcp_root_abort(tc_boot_tcp_t *tcp, const int *extra_fds,
 /* A connection that has not said hello yet. */
 typedef struct tc_boot_tcp_pending {
     int                 fd;
+    double              since;
+    uint8_t             nonce[TC_JOB_KEY_NONCE_LEN];
     tc_boot_tcp_hello_t hello;
-    tc_sock_rx_t    rx;
+    tc_sock_rx_t        rx;
     char                name[TC_BOOT_TCP_NAME_MAX];
 } tc_boot_tcp_pending_t;
+
+/* Send a new connection its challenge. The socket is fresh, so its buffer
+ * takes the frame at once; one that cannot is not worth waiting for. */
+static ucs_status_t tc_boot_tcp_root_challenge(tc_boot_tcp_pending_t *p)
+{
+    tc_boot_tcp_challenge_t challenge;
+    ucs_status_t status;
+    int err = 0;
+
+    memset(&challenge, 0, sizeof(challenge));
+    challenge.magic   = htonl(TC_BOOT_TCP_CHALLENGE);
+    challenge.version = htons(TC_BOOT_TCP_VERSION);
+    status = tc_job_key_challenge(p->nonce);
+    if (status != UCS_OK) {
+        return status;
+    }
+    memcpy(challenge.nonce, p->nonce, sizeof(challenge.nonce));
+    status = tc_sock_send(p->fd, &challenge, sizeof(challenge), tc_sock_now() + 0.1, &err);
+    if (status != UCS_OK) {
+        ucs_debug("bootstrap root: cannot challenge %s: %s", p->name,
+                  tc_sock_io_str(status, err));
+    }
+    return status;
+}
 
 /*
  * Check a complete hello. UCS_OK: @a p becomes rank *rank_p. UCS_ERR_NO_ELEM:
@@ -249,6 +287,13 @@ static ucs_status_t tc_boot_tcp_root_check_hello(tc_boot_tcp_t *tcp,
         ucs_error("bootstrap root: rejected connection from %s: not a "
                   "bootstrap hello (magic 0x%08x, expected 0x%08x)", p->name,
                   magic, TC_BOOT_TCP_MAGIC);
+        return UCS_ERR_NO_ELEM;
+    }
+    /* before anything it says is believed: a stranger cannot fail us */
+    if (!tc_job_key_verify(&tcp->key, TC_JOB_KEY_SERVICE_BOOTSTRAP, p->nonce,
+                           p->hello.proof)) {
+        ucs_error("bootstrap root: refused connection from %s: it did not prove "
+                  "the job key (UCX_TC_JOB_KEY)", p->name);
         return UCS_ERR_NO_ELEM;
     }
     if (version != TC_BOOT_TCP_VERSION) {
@@ -331,15 +376,14 @@ static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
             ++nfds;
         }
 
-        ret = poll(pfds, nfds, tc_sock_poll_ms(deadline));
+        /* wake up to drop connections that said no hello in time */
+        ret = poll(pfds, nfds, npending ? ucs_min(100, tc_sock_poll_ms(deadline)) :
+                                          tc_sock_poll_ms(deadline));
         if ((ret < 0) && (errno != EINTR)) {
             snprintf(reason, sizeof(reason), "poll failed: %s",
                      strerror(errno));
             status = UCS_ERR_IO_ERROR;
             goto err_fatal;
-        }
-        if (ret <= 0) {
-            continue;           /* the deadline is checked at the top */
         }
 
         /* new connections */
@@ -356,11 +400,16 @@ static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
             tc_sock_set_nodelay(fd);
             memset(&pending[npending], 0, sizeof(pending[npending]));
             pending[npending].fd     = fd;
+            pending[npending].since  = tc_sock_now();
             pending[npending].rx.len = sizeof(pending[npending].hello);
             tc_sock_peer_name(fd, pending[npending].name,
                                   sizeof(pending[npending].name));
             ucs_debug("bootstrap root: connection from %s",
                       pending[npending].name);
+            if (tc_boot_tcp_root_challenge(&pending[npending]) != UCS_OK) {
+                close(fd);
+                continue;
+            }
             ++npending;
         }
 
@@ -371,6 +420,15 @@ static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
             err               = 0;
             status = tc_sock_rx_progress(pending[i].fd, &pending[i].rx,
                                              &err);
+            if ((status == UCS_INPROGRESS) &&
+                (tc_sock_now() - pending[i].since > TC_BOOT_TCP_HELLO_TIMEOUT_S)) {
+                ucs_error("bootstrap root: dropped connection from %s: no hello "
+                          "within %.0f s", pending[i].name,
+                          TC_BOOT_TCP_HELLO_TIMEOUT_S);
+                close(pending[i].fd);
+                pending[i] = pending[--npending];
+                continue;
+            }
             if (status == UCS_INPROGRESS) {
                 continue;
             }
@@ -453,6 +511,7 @@ static ucs_status_t tc_boot_tcp_root_create(tc_boot_tcp_t *tcp,
                                             const char *root, int listen_fd,
                                             double deadline)
 {
+    char address[TC_BOOT_TCP_NAME_MAX];
     ucs_status_t status;
     int own_fd = -1;
     int r;
@@ -471,6 +530,11 @@ static ucs_status_t tc_boot_tcp_root_create(tc_boot_tcp_t *tcp,
     }
 
     if (listen_fd >= 0) {
+        status = tc_job_key_check_listener(&tcp->key, TC_JOB_KEY_SERVICE_BOOTSTRAP,
+                                           listen_fd);
+        if (status != UCS_OK) {
+            return status;
+        }
         status = tc_sock_set_nonblock(listen_fd);
         if (status != UCS_OK) {
             return status;
@@ -478,12 +542,17 @@ static ucs_status_t tc_boot_tcp_root_create(tc_boot_tcp_t *tcp,
         snprintf(tcp->root_name, sizeof(tcp->root_name), "listen fd %d",
                  listen_fd);
     } else {
-        status = tc_sock_listen(root, 0, &own_fd);
+        status = tc_job_key_listen_address(&tcp->key, TC_JOB_KEY_SERVICE_BOOTSTRAP, root,
+                                           address, sizeof(address));
+        if (status != UCS_OK) {
+            return status;
+        }
+        status = tc_sock_listen(address, 0, &own_fd);
         if (status != UCS_OK) {
             return status;
         }
         listen_fd = own_fd;
-        snprintf(tcp->root_name, sizeof(tcp->root_name), "%s", root);
+        snprintf(tcp->root_name, sizeof(tcp->root_name), "%s", address);
     }
 
     status = tc_boot_tcp_root_accept_all(tcp, listen_fd, deadline);
@@ -497,6 +566,7 @@ static ucs_status_t tc_boot_tcp_member_create(tc_boot_tcp_t *tcp,
                                               const char *root,
                                               double deadline)
 {
+    tc_boot_tcp_challenge_t challenge;
     tc_boot_tcp_hello_t hello;
     ucs_status_t status;
     char who[32];
@@ -509,6 +579,21 @@ static ucs_status_t tc_boot_tcp_member_create(tc_boot_tcp_t *tcp,
         return status;
     }
 
+    status = tc_sock_recv(tcp->root_fd, &challenge, sizeof(challenge), deadline, &err);
+    if (status != UCS_OK) {
+        ucs_error("bootstrap rank %d: no challenge from root %s: %s", tcp->rank, root,
+                  tc_sock_io_str(status, err));
+        return status;
+    }
+    if ((ntohl(challenge.magic) != TC_BOOT_TCP_CHALLENGE) ||
+        (ntohs(challenge.version) != TC_BOOT_TCP_VERSION)) {
+        ucs_error("bootstrap rank %d: %s is not a bootstrap root of protocol %u", tcp->rank,
+                  root, TC_BOOT_TCP_VERSION);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    memset(&hello, 0, sizeof(hello));
+    tc_job_key_prove(&tcp->key, TC_JOB_KEY_SERVICE_BOOTSTRAP, challenge.nonce, hello.proof);
     hello.magic    = htonl(TC_BOOT_TCP_MAGIC);
     hello.version  = htons(TC_BOOT_TCP_VERSION);
     hello.reserved = 0;
@@ -890,6 +975,7 @@ static void tc_boot_tcp_destroy(void *ctx)
     free(tcp->pfds);
     free(tcp->peer);
     free(tcp->done);
+    tc_job_key_clear(&tcp->key);
     free(tcp);
 }
 
@@ -936,6 +1022,10 @@ ucs_status_t tc_bootstrap_tcp_create(const char *root, int listen_fd,
     tcp->status    = UCS_OK;
     tcp->root_fd   = -1;
 
+    status = tc_job_key_load(&tcp->key);
+    if (status != UCS_OK) {
+        goto err_destroy;
+    }
     deadline = tc_sock_now() + timeout_s;
     if (rank == 0) {
         status = tc_boot_tcp_root_create(tcp, root, listen_fd, deadline);

@@ -35,6 +35,8 @@ typedef struct tc_config {
     int              listen_fd;        /**< UCX_TC_LISTEN_FD, -1 when unset */
     double           boot_timeout;     /**< UCX_TC_BOOTSTRAP_TIMEOUT, seconds */
     tc_write_lane_mode_t write_lane;   /**< UCX_TC_WRITE_LANE */
+    char             *job_key;         /**< UCX_TC_JOB_KEY, "" when unset */
+    char             *job_key_file;    /**< UCX_TC_JOB_KEY_FILE, "" when unset */
 } tc_config_t;
 
 /**

@@ -1,0 +1,337 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The job key (ucx_ext/bootstrap/job_key.c) and the TCP bootstrap's use of
+ * it: loading the key, challenge and answer, and a root that admits only
+ * holders of the key while strangers, replays, silent and slow clients and
+ * random bytes are dropped and counted without stalling the real members.
+ */
+#include "common.h"
+#include "bootstrap/boot_sockets.h"
+
+#include <bootstrap/bootstrap_int.h>
+#include <twochains/bootstrap.h>
+#include <twochains/job_key.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using tc_test::boot_ptr;
+using tc_test::clock_type;
+using tc_test::connect_loopback;
+using tc_test::listen_loopback;
+using tc_test::read_full;
+using tc_test::scoped_env;
+using tc_test::seconds_since;
+using tc_test::unique_fd;
+using tc_test::wait_eof;
+
+constexpr const char *kKey = "a job key of more than sixteen bytes";
+
+tc_job_key_t key_of(const char *text)
+{
+    tc_job_key_t key{};
+    key.present = 1;
+    key.length  = std::strlen(text);
+    std::memcpy(key.bytes, text, key.length);
+    return key;
+}
+
+/* A hand-made member: read the challenge, answer it with @a key (or with
+ * @a replay, a proof recorded earlier), say hello as @a rank of @a size. */
+struct hand_member {
+    unique_fd               fd;
+    tc_boot_tcp_challenge_t challenge{};
+    tc_boot_tcp_hello_t     hello{};
+
+    hand_member(int port, const tc_job_key_t &key, int rank, int size,
+                const uint8_t *replay = nullptr)
+        : fd(connect_loopback(port))
+    {
+        EXPECT_EQ(sizeof(challenge),
+                  read_full(fd.get(), &challenge, sizeof(challenge), 3000ms));
+        EXPECT_EQ(TC_BOOT_TCP_CHALLENGE, ntohl(challenge.magic));
+        hello.magic   = htonl(TC_BOOT_TCP_MAGIC);
+        hello.version = htons(TC_BOOT_TCP_VERSION);
+        hello.rank    = static_cast<int32_t>(htonl(static_cast<uint32_t>(rank)));
+        hello.size    = static_cast<int32_t>(htonl(static_cast<uint32_t>(size)));
+        if (replay != nullptr) {
+            std::memcpy(hello.proof, replay, sizeof(hello.proof));
+        } else {
+            tc_job_key_prove(&key, TC_JOB_KEY_SERVICE_BOOTSTRAP, challenge.nonce, hello.proof);
+        }
+        EXPECT_EQ(static_cast<ssize_t>(sizeof(hello)),
+                  ::send(fd.get(), &hello, sizeof(hello), MSG_NOSIGNAL));
+    }
+
+    /* the root's answer to the hello: UCS_OK admits */
+    int32_t welcome()
+    {
+        tc_boot_tcp_status_t st{};
+        if (read_full(fd.get(), &st, sizeof(st), 3000ms) != sizeof(st)) {
+            return -1000;
+        }
+        return static_cast<int32_t>(ntohl(static_cast<uint32_t>(st.status)));
+    }
+};
+
+/* A root of @a size on a loopback listener, in a thread. */
+struct root_thread {
+    int          port = 0;   /* before lfd: listen_loopback sets it */
+    unique_fd    lfd;
+    boot_ptr     boot;
+    ucs_status_t status = UCS_ERR_NO_PROGRESS;
+    std::thread  thread;
+
+    explicit root_thread(int size, double timeout_s = 10.0) : lfd(listen_loopback(port))
+    {
+        thread = std::thread([this, size, timeout_s] {
+            tc_bootstrap_h raw = nullptr;
+            status             = tc_bootstrap_tcp_create(nullptr, lfd.get(), 0, size,
+                                                         timeout_s, &raw);
+            boot.reset(raw);
+        });
+    }
+    ~root_thread()
+    {
+        if (thread.joinable()) {
+            thread.join();
+        }
+    }
+    std::string address() const { return "127.0.0.1:" + std::to_string(port); }
+};
+
+} // namespace
+
+TEST(job_key, loads_from_the_variable_and_refuses_a_short_one)
+{
+    tc_job_key_t key;
+    {
+        scoped_env k("UCX_TC_JOB_KEY", nullptr), f("UCX_TC_JOB_KEY_FILE", nullptr);
+        ASSERT_EQ(UCS_OK, tc_job_key_load(&key));
+        EXPECT_EQ(0, key.present);
+    }
+    {
+        scoped_env k("UCX_TC_JOB_KEY", kKey);
+        ASSERT_EQ(UCS_OK, tc_job_key_load(&key));
+        EXPECT_EQ(1, key.present);
+        EXPECT_EQ(std::strlen(kKey), key.length);
+        EXPECT_EQ(0, std::memcmp(kKey, key.bytes, key.length));
+        tc_job_key_clear(&key);
+        EXPECT_EQ(0, key.present);
+    }
+    {
+        scoped_env k("UCX_TC_JOB_KEY", "short");
+        tc_test::scoped_log_expect logs;
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, tc_job_key_load(&key));
+        EXPECT_EQ(1u, logs.count("at least 16 are needed"));
+    }
+}
+
+TEST(job_key, a_key_file_must_be_private)
+{
+    char path[] = "/tmp/tc_job_key_XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const std::string text = std::string(kKey) + "\n";
+    ASSERT_EQ(static_cast<ssize_t>(text.size()), ::write(fd, text.data(), text.size()));
+    ::close(fd);
+    scoped_env k("UCX_TC_JOB_KEY", nullptr), f("UCX_TC_JOB_KEY_FILE", path);
+    tc_job_key_t key;
+
+    ASSERT_EQ(0, ::chmod(path, 0600));
+    ASSERT_EQ(UCS_OK, tc_job_key_load(&key));
+    EXPECT_EQ(1, key.present);
+    EXPECT_EQ(std::strlen(kKey), key.length) << "the trailing newline is not the key's";
+
+    ASSERT_EQ(0, ::chmod(path, 0644));
+    {
+        tc_test::scoped_log_expect logs;
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, tc_job_key_load(&key));
+        EXPECT_EQ(1u, logs.count("readable by no one else"));
+    }
+    ::unlink(path);
+    {
+        tc_test::scoped_log_expect logs;
+        EXPECT_NE(UCS_OK, tc_job_key_load(&key));
+        EXPECT_EQ(1u, logs.count("UCX_TC_JOB_KEY_FILE="));
+    }
+}
+
+TEST(job_key, a_proof_answers_one_challenge_of_one_service_with_one_key)
+{
+    const tc_job_key_t key = key_of(kKey), other = key_of("another key, also long enough");
+    uint8_t n1[TC_JOB_KEY_NONCE_LEN], n2[TC_JOB_KEY_NONCE_LEN], proof[TC_JOB_KEY_PROOF_LEN];
+    ASSERT_EQ(UCS_OK, tc_job_key_challenge(n1));
+    ASSERT_EQ(UCS_OK, tc_job_key_challenge(n2));
+    EXPECT_NE(0, std::memcmp(n1, n2, sizeof(n1))) << "challenges must be fresh";
+
+    const uint64_t refused = tc_job_key_refusals();
+    tc_job_key_prove(&key, TC_JOB_KEY_SERVICE_BOOTSTRAP, n1, proof);
+    EXPECT_TRUE(tc_job_key_verify(&key, TC_JOB_KEY_SERVICE_BOOTSTRAP, n1, proof));
+    EXPECT_FALSE(tc_job_key_verify(&key, TC_JOB_KEY_SERVICE_BOOTSTRAP, n2, proof)) << "replay";
+    EXPECT_FALSE(tc_job_key_verify(&key, TC_JOB_KEY_SERVICE_JOIN, n1, proof)) << "other service";
+    EXPECT_FALSE(tc_job_key_verify(&other, TC_JOB_KEY_SERVICE_BOOTSTRAP, n1, proof)) << "other key";
+    EXPECT_EQ(refused + 3, tc_job_key_refusals());
+}
+
+TEST(job_key, without_a_key_services_listen_on_loopback_only)
+{
+    const tc_job_key_t none{}, key = key_of(kKey);
+    char out[64];
+    EXPECT_EQ(UCS_OK, tc_job_key_listen_address(&none, TC_JOB_KEY_SERVICE_JOIN, "0.0.0.0:7000",
+                                                out, sizeof(out)));
+    EXPECT_STREQ("127.0.0.1:7000", out);
+    EXPECT_EQ(UCS_OK, tc_job_key_listen_address(&none, TC_JOB_KEY_SERVICE_BOOTSTRAP,
+                                                "localhost:7001", out, sizeof(out)));
+    EXPECT_STREQ("localhost:7001", out);
+    {
+        tc_test::scoped_log_expect logs;
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  tc_job_key_listen_address(&none, TC_JOB_KEY_SERVICE_BOOTSTRAP,
+                                            "10.1.2.3:7002", out, sizeof(out)));
+        EXPECT_EQ(1u, logs.count("Set UCX_TC_JOB_KEY"));
+    }
+    EXPECT_EQ(UCS_OK, tc_job_key_listen_address(&key, TC_JOB_KEY_SERVICE_BOOTSTRAP,
+                                                "10.1.2.3:7002", out, sizeof(out)));
+    EXPECT_STREQ("10.1.2.3:7002", out);
+    EXPECT_EQ(UCS_OK, tc_job_key_listen_address(&key, TC_JOB_KEY_SERVICE_JOIN, "0.0.0.0:7000",
+                                                out, sizeof(out)));
+    EXPECT_STREQ("0.0.0.0:7000", out);
+}
+
+TEST(job_key, an_unkeyed_root_refuses_a_socket_on_every_address)
+{
+    scoped_env k("UCX_TC_JOB_KEY", nullptr);
+    unique_fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in addr{};
+    addr.sin_family      = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    ASSERT_EQ(0, ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)));
+    ASSERT_EQ(0, ::listen(fd.get(), 4));
+    tc_test::scoped_log_expect logs;
+    tc_bootstrap_h raw;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, tc_bootstrap_tcp_create(nullptr, fd.get(), 0, 2, 1.0, &raw));
+    EXPECT_EQ(1u, logs.count("without a job key"));
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              tc_bootstrap_tcp_create("192.0.2.1:1", -1, 0, 2, 1.0, &raw));
+}
+
+/* With the key: members that hold it get in; a member without it, one with
+ * another key and one replaying a recorded hello are dropped and counted,
+ * and the root carries on. */
+TEST(job_key, the_root_admits_only_holders_of_the_key)
+{
+    scoped_env k("UCX_TC_JOB_KEY", kKey);
+    tc_test::scoped_log_expect logs;
+    const uint64_t refused = tc_job_key_refusals();
+    root_thread root(3);
+
+    /* rank 1, by hand, with the key: its exchange is recorded */
+    hand_member first(root.port, key_of(kKey), 1, 3);
+    uint8_t recorded[TC_JOB_KEY_PROOF_LEN];
+    std::memcpy(recorded, first.hello.proof, sizeof(recorded));
+
+    const tc_job_key_t none{};
+    hand_member stranger(root.port, none, 2, 3);
+    EXPECT_TRUE(wait_eof(stranger.fd.get(), 3000ms)) << "a member without the key got in";
+    hand_member wrong(root.port, key_of("not the job's key, though long"), 2, 3);
+    EXPECT_TRUE(wait_eof(wrong.fd.get(), 3000ms)) << "a member with another key got in";
+    hand_member replay(root.port, none, 2, 3, recorded);
+    EXPECT_TRUE(wait_eof(replay.fd.get(), 3000ms)) << "a replayed hello got in";
+
+    /* the real rank 2 */
+    tc_bootstrap_h raw;
+    std::thread last([&] {
+        ASSERT_EQ(UCS_OK, tc_bootstrap_tcp_create(root.address().c_str(), -1, 2, 3, 5.0, &raw));
+    });
+    EXPECT_EQ(UCS_OK, first.welcome());
+    last.join();
+    boot_ptr member(raw);
+    root.thread.join();
+    ASSERT_EQ(UCS_OK, root.status);
+    EXPECT_EQ(refused + 3, tc_job_key_refusals());
+    EXPECT_EQ(3u, logs.count("did not prove the job key"));
+}
+
+/* A silent client, a slow one and 200 connections of random bytes, all at
+ * once, do not keep the members from meeting. */
+TEST(job_key, silent_slow_and_random_clients_do_not_stall_the_members)
+{
+    scoped_env k("UCX_TC_JOB_KEY", kKey);
+    tc_test::scoped_log_expect logs;
+    root_thread root(2);
+
+    unique_fd silent = connect_loopback(root.port);
+    std::atomic<bool> done{false};
+    std::atomic<int> dropped{0};
+    std::thread slow([&] {
+        unique_fd fd = connect_loopback(root.port);
+        const char byte = 'T';
+        while (!done.load()) {
+            if (::send(fd.get(), &byte, 1, MSG_NOSIGNAL) != 1) {
+                break;
+            }
+            std::this_thread::sleep_for(100ms);
+        }
+    });
+    std::thread fuzz([&] {
+        std::mt19937 rng(12345);
+        for (int i = 0; i < 200; ++i) {
+            unique_fd fd = connect_loopback(root.port);
+            std::vector<uint8_t> junk(rng() % 96);
+            for (auto &b : junk) {
+                b = static_cast<uint8_t>(rng());
+            }
+            if (i % 3 == 0 && junk.size() >= 4) {
+                const uint32_t magic = htonl(TC_BOOT_TCP_MAGIC); /* past the first check */
+                std::memcpy(junk.data(), &magic, sizeof(magic));
+            }
+            (void)::send(fd.get(), junk.data(), junk.size(), MSG_NOSIGNAL);
+            ::shutdown(fd.get(), SHUT_WR);
+            /* one at a time: a flood would only overflow the listen backlog */
+            if (wait_eof(fd.get(), 3000ms)) {
+                ++dropped;
+            }
+        }
+    });
+
+    /* the strangers first (the root's backlog takes no more once it is
+     * done), the silent and the slow one still connected */
+    fuzz.join();
+    const auto start = clock_type::now();
+    tc_bootstrap_h raw = nullptr;
+    const ucs_status_t status = tc_bootstrap_tcp_create(root.address().c_str(), -1, 1, 2, 5.0,
+                                                        &raw);
+    boot_ptr member(raw);
+    const double took = seconds_since(start);
+    done = true;
+    slow.join();
+    root.thread.join();
+    ASSERT_EQ(UCS_OK, status);
+    ASSERT_EQ(UCS_OK, root.status);
+    EXPECT_LT(took, 2.0) << "the member waited behind strangers";
+    EXPECT_EQ(200, dropped.load()) << "the root kept a stranger";
+
+    /* and the pair works */
+    uint32_t mine = 7, all[2] = {};
+    std::thread peer([&] {
+        uint32_t r = 9, a[2] = {};
+        EXPECT_EQ(UCS_OK, tc_bootstrap_allgather(root.boot.get(), &r, sizeof(r), a));
+    });
+    EXPECT_EQ(UCS_OK, tc_bootstrap_allgather(member.get(), &mine, sizeof(mine), all));
+    peer.join();
+    EXPECT_EQ(9u, all[0]);
+    EXPECT_EQ(7u, all[1]);
+}
