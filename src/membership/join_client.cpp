@@ -34,13 +34,30 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
         return UCS_ERR_UNSUPPORTED;
     }
 
-    join::socket_fd s;
-    status = join::connect_to(contact, timeout, s);
+    tc_job_key_t key;
+    status = tc_job_key_load(&key);
     if (status != UCS_OK) {
         return status; /* logged */
     }
-    const join::request req = join::request_for(params);
-    status = join::write_all(s, &req, sizeof(req), timeout);
+    join::socket_fd s;
+    status = join::connect_to(contact, timeout, s);
+    if (status != UCS_OK) {
+        tc_job_key_clear(&key);
+        return status; /* logged */
+    }
+    join::challenge c{};
+    join::request req = join::request_for(params);
+    status = join::read_all(s, &c, sizeof(c), timeout);
+    if (status == UCS_OK && (c.magic != join::kChallengeMagic || c.version != join::kVersion)) {
+        ucs_error("group: %s is not a join service of protocol %u", contact.c_str(),
+                  join::kVersion);
+        status = UCS_ERR_UNSUPPORTED;
+    }
+    tc_job_key_prove(&key, TC_JOB_KEY_SERVICE_JOIN, c.nonce, req.proof);
+    tc_job_key_clear(&key);
+    if (status == UCS_OK) {
+        status = join::write_all(s, &req, sizeof(req), timeout);
+    }
     join::reply r{};
     if (status == UCS_OK) {
         status = join::read_all(s, &r, sizeof(r), timeout + settings.wait_timeout_s);

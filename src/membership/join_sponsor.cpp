@@ -25,11 +25,17 @@ ucs_status_t join_sponsor::listen()
     if (ctx_.params.join_port == 0) {
         return UCS_OK;
     }
-    auto listener       = std::make_shared<join::socket_fd>();
-    ucs_status_t status = join::listen_on(ctx_.params.join_port, *listener);
+    auto key            = std::make_shared<tc_job_key_t>();
+    ucs_status_t status = tc_job_key_load(key.get());
+    if (status != UCS_OK) {
+        return status; /* logged */
+    }
+    auto listener = std::make_shared<join::socket_fd>();
+    status        = join::listen_on(*key, ctx_.params.join_port, *listener);
     if (status != UCS_OK) {
         return status; /* logged, with the port */
     }
+    key_      = std::move(key);
     listener_ = std::move(listener);
     return UCS_OK;
 }
@@ -45,6 +51,10 @@ const char *join_sponsor::refusal(const join::request &r) const
     const join::request ours = join::request_for(ctx_.params);
     if (r.magic != join::kRequestMagic) {
         return "not a join request (bad magic)";
+    }
+    /* before anything else is compared or answered */
+    if (!tc_job_key_verify(key_.get(), TC_JOB_KEY_SERVICE_JOIN, nonce_, r.proof)) {
+        return "the joiner did not prove the job key (UCX_TC_JOB_KEY)";
     }
     if (r.version != join::kVersion) {
         return "unsupported join protocol version";
@@ -101,6 +111,16 @@ unsigned join_sponsor::serve()
         }
         joiner_since_s_ = now_s();
         checked_        = false;
+        join::challenge c{join::kChallengeMagic, join::kVersion, {}};
+        if (tc_job_key_challenge(nonce_) != UCS_OK) {
+            joiner_.reset();
+            return 1;
+        }
+        std::copy(std::begin(nonce_), std::end(nonce_), c.nonce);
+        /* a fresh socket's buffer takes it at once */
+        if (join::write_all(joiner_, &c, sizeof(c), 0.1) != UCS_OK) {
+            joiner_.reset();
+        }
         return 1;
     }
     if (!checked_) {
@@ -124,7 +144,7 @@ unsigned join_sponsor::serve()
         }
         /* where the new view meets: our address as the joiner sees it */
         uint16_t port = 0;
-        if (join::listen_on(0, rendezvous_, &port) != UCS_OK) {
+        if (join::listen_on(*key_, 0, rendezvous_, &port) != UCS_OK) {
             refuse("no rendezvous port", UCS_ERR_IO_ERROR);
             return 1;
         }
@@ -203,7 +223,9 @@ ucs_status_t join_sponsor::meet(int sponsor, const view &next, tc_bootstrap_h &b
 void join_sponsor::hand_over(join_sponsor &next, int max_id)
 {
     next.max_id_          = max_id;
+    next.key_             = key_;
     next.listener_        = listener_;
+    std::copy(std::begin(nonce_), std::end(nonce_), next.nonce_);
     next.joiner_          = std::move(joiner_);
     next.rendezvous_      = std::move(rendezvous_);
     next.rendezvous_addr_ = rendezvous_addr_;

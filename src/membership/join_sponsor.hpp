@@ -7,7 +7,11 @@
  * meet the next view's members at the sponsor's rendezvous.
  *
  * Invariants: one joiner at a time per sponsor; nothing read from the wire
- * is trusted before it is checked; a joiner that leaves before it is
+ * is trusted before it is checked, and nothing else before the joiner
+ * proved the job key (a stranger hears only that it was refused); a joiner
+ * that sends no complete request within kRequestTimeoutS is refused, so a
+ * silent or slow client delays the next joiner by that at most and the
+ * group's progress not at all; a joiner that leaves before it is
  * admitted withdraws the request; a joiner another member sponsors, or one
  * a change did not admit, asks again in the next view (the sponsor's state
  * moves with hand_over()). Ids are never reused: max_id counts every id a
@@ -56,6 +60,8 @@ private:
     void withdraw();
 
     group_context                    &ctx_;
+    std::shared_ptr<const tc_job_key_t> key_;           /* loaded by listen() */
+    uint8_t                          nonce_[TC_JOB_KEY_NONCE_LEN] = {};  /* joiner_'s */
     std::shared_ptr<join::socket_fd> listener_;         /* lives across views */
     join::socket_fd                  joiner_;           /* the one we sponsor */
     join::socket_fd                  rendezvous_;       /* its view's meeting point */

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 namespace tc::join {
@@ -32,12 +33,19 @@ void socket_fd::reset(int fd)
     fd_ = fd;
 }
 
-ucs_status_t listen_on(uint16_t port, socket_fd &out, uint16_t *bound_port)
+ucs_status_t listen_on(const tc_job_key_t &key, uint16_t port, socket_fd &out,
+                       uint16_t *bound_port)
 {
     /* IPv4: the sponsor hands the joiner its rendezvous as an IPv4 address */
-    const std::string addr = "0.0.0.0:" + std::to_string(port);
-    int fd                 = -1;
-    ucs_status_t status    = tc_sock_listen(addr.c_str(), 1, &fd);
+    const std::string any = "0.0.0.0:" + std::to_string(port);
+    char addr[64];
+    ucs_status_t status = tc_job_key_listen_address(&key, TC_JOB_KEY_SERVICE_JOIN, any.c_str(),
+                                                    addr, sizeof(addr));
+    if (status != UCS_OK) {
+        return status;
+    }
+    int fd = -1;
+    status = tc_sock_listen(addr, 1, &fd);
     if (status != UCS_OK) {
         return status;
     }
@@ -64,7 +72,9 @@ int try_read(const socket_fd &s, void *buf, size_t len)
         return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
     }
     if (static_cast<size_t>(n) < len) {
-        return 0;
+        /* part of it, and the peer will send no more: it never completes */
+        pollfd pfd{s.get(), POLLRDHUP, 0};
+        return (::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) ? -1 : 0;
     }
     return (::recv(s.get(), buf, len, MSG_DONTWAIT) == static_cast<ssize_t>(len)) ? 1 : -1;
 }

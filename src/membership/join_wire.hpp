@@ -2,7 +2,9 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * The join wire: a joiner connects over TCP to a member's join port (the
- * group's "bootstrap endpoint"), sends one request, and gets one reply that
+ * group's "bootstrap endpoint"), hears a fresh challenge, sends one request
+ * that answers it with the job key (<twochains/job_key.h>), and gets one
+ * reply that
  * either refuses it or admits it into the next view, with where to meet the
  * new view's members for the rendezvous (a TCP bootstrap whose root is the
  * member it contacted, the sponsor). Fixed-size messages, magic and version
@@ -13,6 +15,7 @@
 #include "api/group.hpp"
 #include "common/ucp_handles.hpp"
 
+#include <twochains/job_key.h>
 #include <ucs/type/status.h>
 
 #include <cstddef>
@@ -23,8 +26,16 @@ namespace tc::join {
 
 constexpr uint32_t kRequestMagic = 0x524a4354; /* "TCJR" */
 constexpr uint32_t kReplyMagic   = 0x414a4354; /* "TCJA" */
-constexpr uint32_t kVersion      = 1;
+constexpr uint32_t kChallengeMagic = 0x434a4354; /* "TCJC" */
+constexpr uint32_t kVersion      = 2;
 constexpr int      kMaxMembers   = ucp_node::kMaxNodes;
+
+/* The sponsor's first words to a new connection. */
+struct challenge {
+    uint32_t magic;
+    uint32_t version;
+    uint8_t  nonce[TC_JOB_KEY_NONCE_LEN];
+};
 
 /* What the joiner must share with the group; the rest is assigned. */
 struct request {
@@ -37,9 +48,11 @@ struct request {
     uint32_t mode;
     uint32_t smc_batched;
     uint32_t reserved;
+    uint8_t  proof[TC_JOB_KEY_PROOF_LEN];   /* the challenge, answered */
 };
 
-/* The request a joiner with @a p sends; a sponsor compares it with its own. */
+/* The request a joiner with @a p sends (without its proof); a sponsor
+ * compares it with its own. */
 request request_for(const group_params &p);
 
 struct reply {
@@ -89,8 +102,10 @@ private:
     int fd_ = -1;
 };
 
-/* Non-blocking listener on every address; @a port 0 picks one. */
-ucs_status_t listen_on(uint16_t port, socket_fd &out, uint16_t *bound_port = nullptr);
+/* Non-blocking listener on every address, or on loopback only when there
+ * is no job key (tc_job_key_listen_address); @a port 0 picks one. */
+ucs_status_t listen_on(const tc_job_key_t &key, uint16_t port, socket_fd &out,
+                       uint16_t *bound_port = nullptr);
 
 /* A connection waiting on @a listener, or an invalid fd. */
 socket_fd accept_pending(const socket_fd &listener);

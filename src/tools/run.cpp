@@ -20,6 +20,8 @@
  * comes back), and UCX_TC_ROOT names rank 0's first non-loopback IPv4
  * address there, so every rank reaches rank 0 over the emulated network.
  */
+#include <twochains/job_key.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -71,6 +73,8 @@ void usage(FILE *out)
                  "\n"
                  "Each rank gets UCX_TC_RANK, UCX_TC_SIZE and UCX_TC_ROOT=127.0.0.1:<port>;\n"
                  "rank 0 also gets UCX_TC_LISTEN_FD, a socket the launcher already listens on.\n"
+                 "Unless UCX_TC_JOB_KEY or UCX_TC_JOB_KEY_FILE is set, every rank gets a\n"
+                 "fresh random UCX_TC_JOB_KEY, so that only the job's ranks join it.\n"
                  "Output lines of rank r are prefixed with \"[r] \". If a rank fails, the\n"
                  "others get SIGTERM, then SIGKILL after %lld s.\n"
                  "\n"
@@ -801,6 +805,15 @@ int main(int argc, char **argv)
     auto [opts, code] = parse_options(argc, argv);
     if (!opts) {
         return code;
+    }
+    /* the ranks of one launch share a fresh job key unless the user gave
+     * one: only they can take a rank, also across namespaces */
+    if (std::getenv("UCX_TC_JOB_KEY") == nullptr && std::getenv("UCX_TC_JOB_KEY_FILE") == nullptr) {
+        char key[80];
+        if (tc_job_key_generate(key, sizeof(key)) != UCS_OK) {
+            return 1;
+        }
+        ::setenv("UCX_TC_JOB_KEY", key, 1);
     }
     launcher l(std::move(*opts));
     return l.run();

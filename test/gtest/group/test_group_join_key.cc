@@ -1,0 +1,160 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * A group admits only holders of the job key, over posix and tcp: while
+ * three members deliver, joiners without the key and with another key, a
+ * replayed answer, a silent and a slow client and random bytes are refused
+ * at one member's join port; then a joiner with the key gets in. Every
+ * member and the joiner deliver exactly the same messages, in one order.
+ */
+#include "common.h"
+#include "group/probe_cluster.h"
+#include "membership/join_wire.hpp"
+
+#include <twochains/job_key.h>
+
+#include <random>
+
+namespace {
+
+using namespace std::chrono_literals;
+using namespace tc_test::probe;
+
+constexpr const char *kKey = "the group's job key, long enough";
+
+/* A raw connection to a join port, as a stranger would make it. */
+struct raw_client {
+    tc::join::socket_fd    s;
+    tc::join::challenge    challenge{};
+    bool                   ok = false;   /* connected and challenged */
+
+    explicit raw_client(int port)
+    {
+        ok = tc::join::connect_to("127.0.0.1:" + std::to_string(port), 5.0, s) == UCS_OK &&
+             tc::join::read_all(s, &challenge, sizeof(challenge), 5.0) == UCS_OK &&
+             challenge.magic == tc::join::kChallengeMagic;
+    }
+
+    /* the reason of the sponsor's refusal, "" when it admitted or said nothing */
+    std::string refusal(double timeout_s = 5.0)
+    {
+        tc::join::reply r{};
+        if (tc::join::read_all(s, &r, sizeof(r), timeout_s) != UCS_OK ||
+            r.magic != tc::join::kReplyMagic || r.status == UCS_OK) {
+            return "";
+        }
+        r.reason[sizeof(r.reason) - 1] = '\0';
+        /* a refused stranger learns nothing of the group */
+        EXPECT_EQ(0, r.member_count);
+        EXPECT_EQ(0, r.id);
+        return r.reason;
+    }
+};
+
+tc_job_key_t job_key()
+{
+    tc_job_key_t key{};
+    key.present = 1;
+    key.length  = std::strlen(kKey);
+    std::memcpy(key.bytes, kKey, key.length);
+    return key;
+}
+
+class group_join_key : public ::testing::TestWithParam<std::string> {};
+
+} // namespace
+
+TEST_P(group_join_key, only_holders_of_the_key_get_in)
+{
+    const int base = free_port_base(3);
+    ASSERT_NE(0, base);
+    const std::string key = std::string("UCX_TC_JOB_KEY=") + kKey;
+    const long count = 60000;   /* ~12 s of traffic: the attacks take ~5 s */
+    cluster c(3, GetParam(), "-c " + std::to_string(count) + " -r 4000 -J " +
+                                     std::to_string(base),
+              {{0, key}, {1, key}, {2, key}});
+    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
+    const int port          = base + 2;
+    const std::string where = " -j 127.0.0.1:" + std::to_string(port);
+
+    /* joiners without the key and with another one */
+    const int none = c.start_joiner("-c 10" + where);
+    ASSERT_TRUE(c.wait_for({none}, "refused the join", 20s)) << c.all_output();
+    const int other = c.start_joiner("-c 10" + where,
+                                     {"UCX_TC_JOB_KEY=another key, just as long"});
+    ASSERT_TRUE(c.wait_for({other}, "refused the join", 20s)) << c.all_output();
+
+    const tc_job_key_t k = job_key();
+    tc::join::request req{};
+    req.magic   = tc::join::kRequestMagic;
+    req.version = tc::join::kVersion;
+    {
+        /* a valid answer, recorded, then replayed to a new challenge */
+        raw_client recorded(port);
+        ASSERT_TRUE(recorded.ok) << c.all_output();
+        tc_job_key_prove(&k, TC_JOB_KEY_SERVICE_JOIN, recorded.challenge.nonce, req.proof);
+        recorded.s.reset();
+        raw_client replay(port);
+        ASSERT_TRUE(replay.ok) << c.all_output();
+        ASSERT_EQ(UCS_OK, tc::join::write_all(replay.s, &req, sizeof(req), 5.0));
+        EXPECT_NE(std::string::npos, replay.refusal().find("did not prove the job key"));
+    }
+    {
+        /* silent, then slow: each refused within its 2 s */
+        raw_client silent(port);
+        ASSERT_TRUE(silent.ok) << c.all_output();
+        EXPECT_NE(std::string::npos, silent.refusal().find("no complete join request"));
+        raw_client slow(port);
+        ASSERT_TRUE(slow.ok) << c.all_output();
+        const auto *bytes = reinterpret_cast<const uint8_t*>(&req);
+        for (size_t i = 0; i < 6; ++i) {   /* a byte every 250 ms, for 1.5 s */
+            ASSERT_EQ(UCS_OK, tc::join::write_all(slow.s, bytes + i, 1, 1.0));
+            std::this_thread::sleep_for(250ms);
+        }
+        EXPECT_NE(std::string::npos, slow.refusal().find("no complete join request"));
+    }
+    /* random bytes, some of them with the request's magic */
+    std::mt19937 rng(4242);
+    int refused = 0;
+    for (int i = 0; i < 40; ++i) {
+        raw_client fuzz(port);
+        ASSERT_TRUE(fuzz.ok) << c.all_output();
+        std::vector<uint8_t> junk(rng() % (2 * sizeof(req)));
+        for (auto &b : junk) {
+            b = static_cast<uint8_t>(rng());
+        }
+        if (i % 2 == 0 && junk.size() >= sizeof(req.magic)) {
+            std::memcpy(junk.data(), &req.magic, sizeof(req.magic));
+        }
+        (void)tc::join::write_all(fuzz.s, junk.data(), junk.size(), 1.0);
+        ::shutdown(fuzz.s.get(), SHUT_WR);
+        /* refused with a reason (a short one: closed before a complete
+         * request; a long one: bad magic, or no proof) */
+        refused += !fuzz.refusal(3.0).empty();
+    }
+    EXPECT_EQ(40, refused);
+
+    /* the holder of the key */
+    const int good = c.start_joiner("-c 1000 -r 4000" + where, {key});
+    c.wait_all(90s);
+
+    EXPECT_EQ(4, c.at(none).exit_code) << c.all_output();
+    EXPECT_EQ(4, c.at(other).exit_code) << c.all_output();
+    EXPECT_NE(std::string::npos, c.at(none).text.find("did not prove the job key"))
+            << c.all_output();
+    std::string chain;
+    for (int r : {0, 1, 2, good}) {
+        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
+        auto o = parse(c.at(r).text);
+        EXPECT_EQ("2 0,1,2,3", o.final_view) << "one view change, the good joiner's\n"
+                                             << c.all_output();
+        chain = chain.empty() ? o.chain : chain;
+        EXPECT_EQ(chain, o.chain) << c.all_output();
+    }
+    const auto all = static_cast<uint64_t>(3 * count + 1000);
+    EXPECT_EQ(all, parse(c.at(0).text).count) << c.all_output();
+    EXPECT_EQ(all, parse(c.at(good).text).count) << c.all_output();
+}
+
+INSTANTIATE_TEST_SUITE_P(transports, group_join_key, ::testing::Values("posix,self", "tcp,self"),
+                         [](const auto &tl) { return tl.param.substr(0, tl.param.find(',')); });
