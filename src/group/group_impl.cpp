@@ -420,7 +420,7 @@ unsigned group_impl::install_narrowed_view()
     const double took = change_.wedged_for_s();
     {
         auto guard      = send_.lock();
-        const view next = ctx_.map.next_view(ctx_.map.survivors(ctx_.suspected()));
+        const view next = ctx_.map.next_view(change_.next_rows());
         ctx_.map.enter(next);
         /* our counters restart for the new epoch: reset, fence, then the
          * epoch, so that nobody reads old counters as new ones */
@@ -455,7 +455,7 @@ bool group_impl::admit_joiner(int sponsor)
 {
     const double took_trim = change_.wedged_for_s();
     const int joiner_id    = joins_.max_id() + 1;
-    view next              = ctx_.map.next_view(ctx_.map.survivors(ctx_.suspected()));
+    view next              = ctx_.map.next_view(change_.next_rows());
     next.members.push_back(joiner_id);
     if (ctx_.params.senders.empty()) {
         next.senders.push_back(joiner_id);   /* everyone sends: the joiner too */
@@ -484,7 +484,7 @@ bool group_impl::admit_joiner(int sponsor)
  * install the narrowed view instead. */
 bool group_impl::rebuild_over_survivors()
 {
-    const std::vector<int> rows = ctx_.map.survivors(ctx_.suspected());
+    const std::vector<int> rows = change_.next_rows();
     const view next             = ctx_.map.next_view(rows);
     tc_bootstrap_h boot;
     if (exchange_.bootstrap_over(rows, boot) != UCS_OK) {

@@ -20,6 +20,8 @@
  *  wedged      1        membership/view_change      epoch wedged in, 0: not wedged
  *  trim        S        membership/view_change      per original sender: messages kept
  *  admit       1        membership/view_change      with the trim: 1 + sponsor row, 0: none
+ *  leaving     1        membership/view_change      with the trim: bitmask of rows the next
+ *                                                   view drops (the leader's suspicion, agreed)
  *  trim_epoch  1        membership/view_change      epoch of the trim above
  *  done        1        membership/view_change      epoch whose trim is delivered here
  *  join_req    1        membership/join_sponsor     epoch in which this member sponsors a joiner
@@ -41,7 +43,7 @@ struct row_columns {
     using column = sst::column<int64_t>;
 
     column sent, received, published, delivered, phase, epoch, heartbeat, suspected, wedged,
-            trim, admit, trim_epoch, done, join_req, rdv_addr;
+            trim, admit, leaving, trim_epoch, done, join_req, rdv_addr;
 
     /* In this order: pushes of adjacent ranges depend on it. */
     static row_columns lay_out(sst::layout &l, int senders)
@@ -58,6 +60,7 @@ struct row_columns {
         c.wedged     = l.add<int64_t>();
         c.trim       = l.add<int64_t>(senders);
         c.admit      = l.add<int64_t>();
+        c.leaving    = l.add<int64_t>();
         c.trim_epoch = l.add<int64_t>();
         c.done       = l.add<int64_t>();
         c.join_req   = l.add<int64_t>();

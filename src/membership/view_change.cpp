@@ -82,6 +82,10 @@ unsigned view_change::lead_trim()
     }
     /* at most one joiner per view change; the others ask again */
     const int64_t admit = adopted >= 0 ? ctx_.raw(adopted, c.admit) : sponsor_row() + 1;
+    /* who leaves is decided here, once: a member that suspects more by the
+     * time it installs still installs this view, and changes it next */
+    const int64_t leaving = adopted >= 0 ? ctx_.raw(adopted, c.leaving) :
+                                           static_cast<int64_t>(ctx_.suspected() & ctx_.map.mask());
     for (int s = 0; s < ctx_.map.sender_count(); ++s) {
         const int o = ctx_.map.sender_column(s);
         for (int row : rows) {
@@ -89,8 +93,13 @@ unsigned view_change::lead_trim()
                                                        ctx_.get(row, c.received, o));
         }
     }
-    publish_trim(trim, admit);
+    publish_trim(trim, admit, leaving);
     return 1;
+}
+
+std::vector<int> view_change::next_rows() const
+{
+    return ctx_.map.survivors(static_cast<uint64_t>(ctx_.mine(ctx_.cols.leaving)));
 }
 
 bool view_change::everything_received_everywhere() const
@@ -108,14 +117,19 @@ bool view_change::everything_received_everywhere() const
     return true;
 }
 
-void view_change::publish_trim(const std::vector<int64_t> &trim, int64_t admit)
+void view_change::publish_trim(const std::vector<int64_t> &trim, int64_t admit, int64_t leaving)
 {
     for (int o = 0; o < ctx_.map.creation_sender_count(); ++o) {
         ctx_.set(ctx_.cols.trim, trim[o] == INT64_MAX ? 0 : trim[o], o);
     }
     ctx_.set(ctx_.cols.admit, admit);
+    ctx_.set(ctx_.cols.leaving, leaving);
+    /* the decision, then its epoch: a put may land in any byte order, so
+     * whoever reads trim_epoch == epoch must find the decision already there */
+    ctx_.fail_on(ctx_.push(ctx_.cols.trim, ctx_.cols.leaving, put_purpose::other));
+    ctx_.fail_on(ctx_.pusher.fence());
     ctx_.set(ctx_.cols.trim_epoch, ctx_.epoch());
-    ctx_.fail_on(ctx_.push(ctx_.cols.trim, ctx_.cols.trim_epoch, put_purpose::other));
+    ctx_.fail_on(ctx_.push(ctx_.cols.trim_epoch, put_purpose::other));
 }
 
 unsigned view_change::follow_trim()
@@ -128,7 +142,8 @@ unsigned view_change::follow_trim()
         return 0;
     }
     bool same_as_leader = ctx_.mine(c.trim_epoch) == epoch &&
-                          ctx_.mine(c.admit) == ctx_.raw(lead, c.admit);
+                          ctx_.mine(c.admit) == ctx_.raw(lead, c.admit) &&
+                          ctx_.mine(c.leaving) == ctx_.raw(lead, c.leaving);
     for (int o = 0; o < s0 && same_as_leader; ++o) {
         same_as_leader = ctx_.mine(c.trim, o) == ctx_.raw(lead, c.trim, o);
     }
@@ -137,11 +152,12 @@ unsigned view_change::follow_trim()
         for (int o = 0; o < s0; ++o) {
             trim[o] = ctx_.raw(lead, c.trim, o);
         }
-        publish_trim(trim, ctx_.raw(lead, c.admit));
+        publish_trim(trim, ctx_.raw(lead, c.admit), ctx_.raw(lead, c.leaving));
         return 1;
     }
     for (int row : ctx_.map.survivors(ctx_.suspected())) {
-        if (ctx_.raw(row, c.trim_epoch) != epoch || ctx_.raw(row, c.admit) != ctx_.mine(c.admit)) {
+        if (ctx_.raw(row, c.trim_epoch) != epoch || ctx_.raw(row, c.admit) != ctx_.mine(c.admit) ||
+            ctx_.raw(row, c.leaving) != ctx_.mine(c.leaving)) {
             return 0;
         }
         for (int o = 0; o < s0; ++o) {

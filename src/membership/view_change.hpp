@@ -7,15 +7,19 @@
  *     sponsoring a joiner, pushes what it committed, fences, and stops
  *     sending, receiving and delivering (wedged = epoch);
  *  2. trim: once every survivor is wedged, the leader (first survivor)
- *     publishes per sender the fewest messages any survivor received, and
- *     whom to admit; a trim some survivor already adopted wins, so a new
- *     leader repeats an old leader's decision; followers copy it;
+ *     publishes per sender the fewest messages any survivor received, whom
+ *     to admit and who leaves; a trim some survivor already adopted wins, so
+ *     a new leader repeats an old leader's decision; followers copy it;
  *  3. once every survivor shows the same trim, each delivers up to it in
  *     sequence order, discards the rest, and says done; when every survivor
  *     is done, the composition root installs the next view.
  *
  * Invariants: a minority (half or fewer of the view survive) never installs a
- * view; a join-only change (nobody suspected) waits until everything sent
+ * view; every member installs the next view the trim names (who leaves is
+ * part of the decision, never read from a member's own later suspicion: a
+ * member that meanwhile suspects one more still installs that view, and
+ * removes the other in the next change); the decision lands before its
+ * trim_epoch (fenced); a join-only change (nobody suspected) waits until everything sent
  * was received everywhere, so its trim discards nothing; a held get_buffer()
  * slot defers our wedge to its commit(): the slot is ours in this view, and a
  * message committed after the wedge would miss the trim.
@@ -61,6 +65,8 @@ public:
     int sponsor_row() const;
     /* the leader's decision: 1 + the sponsor's row, or 0 */
     int64_t admitted() const { return ctx_.mine(ctx_.cols.admit); }
+    /* the leader's decision: the rows that go on into the next view */
+    std::vector<int> next_rows() const;
     /* somebody was suspected (not a join-only change) */
     bool lost_members() const { return (ctx_.suspected() & ctx_.map.mask()) != 0; }
 
@@ -77,7 +83,7 @@ public:
 
 private:
     bool everything_received_everywhere() const;
-    void publish_trim(const std::vector<int64_t> &trim, int64_t admit);
+    void publish_trim(const std::vector<int64_t> &trim, int64_t admit, int64_t leaving);
 
     group_context &ctx_;
     smc::sender   &send_;
