@@ -265,8 +265,9 @@ int main(int argc, char **argv)
         die("tc_ifunc_mailbox_create", status);
     }
     if (d.rank == 0) {
-        printf("ifunc_demo: 2 processes over %s, security %s, placement %s, signal %s\n",
-               tc_ifunc_mailbox_transport(d.mbox, 1),
+        printf("ifunc_demo: 2 processes over %s, write lane %s, security %s, placement %s, "
+               "signal %s\n", tc_ifunc_mailbox_transport(d.mbox, 1),
+               tc_ifunc_mailbox_write_lane(d.mbox, 1),
                tc_ifunc_security_names[tc_ifunc_mailbox_security(d.mbox)],
                tc_ifunc_placement_names[tc_ifunc_mailbox_placement(d.mbox)],
                tc_ifunc_signal_names[tc_ifunc_mailbox_signal(d.mbox)]);

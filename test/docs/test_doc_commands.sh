@@ -16,7 +16,7 @@ problem() { echo "  $*"; problems=$((problems + 1)); }
 
 # programs the docs may run that the project does not build (Debian's)
 external="autoreconf make cc gcc mpirun oshrun pkg-config stress-ng perf gdb ip tc
-          apt-get sudo env cd export for do done git ucx_info ucx_perftest gnuplot"
+          apt-get sudo env cd export for do done git ucx_info ucx_perftest gnuplot head base64 chmod openssl"
 # programs make builds only on request (make -C build perftest)
 on_request="contrib/ucx_perftest/ucx_perftest"
 

@@ -118,6 +118,25 @@ ucs_status_t tc_job_key_load(tc_job_key_t *key)
     return status;
 }
 
+ucs_status_t tc_job_key_generate(char *out, size_t max)
+{
+    uint8_t bytes[32];
+    size_t i;
+
+    if (max < 2 * sizeof(bytes) + 1) {
+        return UCS_ERR_BUFFER_TOO_SMALL;
+    }
+    if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
+        ucs_error("no random bytes for a job key (RAND_bytes failed)");
+        return UCS_ERR_IO_ERROR;
+    }
+    for (i = 0; i < sizeof(bytes); ++i) {
+        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+    }
+    OPENSSL_cleanse(bytes, sizeof(bytes));
+    return UCS_OK;
+}
+
 void tc_job_key_clear(tc_job_key_t *key)
 {
     OPENSSL_cleanse(key, sizeof(*key));

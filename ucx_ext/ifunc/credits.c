@@ -46,8 +46,9 @@ void tc_ifunc_mailbox_credit(tc_ifunc_mailbox_h mbox, int sender, int force)
     *src                = ring->expect;
     param.op_attr_mask  = UCP_OP_ATTR_FIELD_MEMH;
     param.memh          = mbox->memh;
-    req = ucp_put_nbx(peer->ep, src, sizeof(*src), peer->credit_addr, peer->rkey,
-                      &param);
+    req = tc_write_lane_write(mbox->lane, peer->lane, peer->ep, (uint32_t)mbox->rank, src,
+                              sizeof(*src), peer->credit_addr, peer->rkey, &param,
+                              &ring->credit_header);
     if (UCS_PTR_IS_ERR(req)) {
         ucs_warn("ifunc rank %d: credit put to rank %d failed: %s", mbox->rank,
                  sender, ucs_status_string(UCS_PTR_STATUS(req)));

@@ -13,6 +13,7 @@
 #include <twochains/ifunc.h>
 #include <twochains/jam.h>
 #include <twochains/jam_format.h>
+#include <twochains/lane.h>
 
 #include <ucs/datastruct/khash.h>
 #include <ucs/sys/compiler_def.h>
@@ -164,6 +165,7 @@ typedef struct tc_ifunc_ring {
     uint8_t            *head;           /* its slot: no division per poll */
     uint64_t           published;       /* consumed count last put to the sender */
     void               *credit_req;     /* credit put in flight */
+    tc_write_header_t  credit_header;   /* the write lane's, while it is */
     int                peer;            /* sender rank, -1: unknown */
     uint32_t           depth;           /* slots; 0: no sequence (ucp_poll_ifunc) */
     int                trailer_mode;    /* the sender uses TC_IFUNC_SIGNAL_TRAILER */
@@ -252,7 +254,9 @@ typedef struct tc_ifunc_peer {
     int        trailer_mode;   /* r's sends use the trailer */
     uint64_t   sent;           /* frames we sent to r */
     double     stall_since;    /* > 0 while refused for credits */
+    tc_write_lane_mode_t lane; /* how our frames and credits reach r */
     char       transport[64];
+    char       lane_name[80];  /* "rma posix/memory.0", "am tcp/lo.0 ..." */
 } tc_ifunc_peer_t;
 
 struct tc_ifunc_mailbox {
@@ -269,6 +273,7 @@ struct tc_ifunc_mailbox {
     unsigned             poll_batch;
     uint64_t             flags;
     ucp_mem_h            memh;
+    tc_write_lane_h      lane;          /* the worker's; carries every write */
     uint8_t              *region;
     size_t               region_len;
     volatile uint64_t    *credits;      /* [r * 8]: r's consumed count of ours */
@@ -351,6 +356,7 @@ struct tc_ifunc_msg {
     uint32_t                 payload_capacity;
     uint32_t                 payload_size;
     void                     *reqs[TC_IFUNC_MSG_MAX_REQS];
+    tc_write_header_t        headers[TC_IFUNC_MSG_MAX_REQS];  /* reqs[i]'s, on the AM lane */
     unsigned                 num_reqs;
     uint8_t                  *code_sent;      /* [size]: Cached code sent to r */
 };

@@ -12,7 +12,11 @@
  *   [rings_offset, +size*depth*slot_size)
  *                             ring s: the frames rank s sends us
  * Each word sits in its own cache line. With UCX_TC_IFUNC_PLACEMENT=inplace
- * the rings are mapped read+write+execute.
+ * the rings are mapped read+write+execute. Frames and credits travel by the
+ * worker's write lane (<twochains/lane.h>): puts where UCP has an RMA lane to
+ * the peer, its active messages where UCP would emulate the put; the whole
+ * region admits the mailbox's ranks as senders. The lane's handler stores
+ * on this thread, inside the engine's worker progress, never during a poll.
  *
  * Threads: everything runs on the thread that drives the engine.
  */
@@ -144,6 +148,15 @@ static void tc_ifunc_mailbox_params_read(tc_ifunc_mailbox_h mbox,
     mbox->credit_batch = (mbox->depth >= 4) ? mbox->depth / 4 : 1;
 }
 
+/* The region and its lane: nobody writes it after this */
+static void tc_ifunc_mailbox_unmap(tc_ifunc_mailbox_h mbox)
+{
+    tc_write_lane_forbid(mbox->lane, mbox->region);
+    tc_write_lane_destroy(mbox->lane);
+    mbox->lane = NULL;
+    ucp_mem_unmap(mbox->context, mbox->memh);
+}
+
 static ucs_status_t tc_ifunc_mailbox_map(tc_ifunc_mailbox_h mbox,
                                          size_t *rings_offset_p)
 {
@@ -181,13 +194,26 @@ static ucs_status_t tc_ifunc_mailbox_map(tc_ifunc_mailbox_h mbox,
     mbox->credit_src = (uint64_t*)(mbox->region + mbox->size * TC_IFUNC_LINE);
     mbox->rings      = mbox->region + rings_offset;
 
+    status = tc_write_lane_create(mbox->worker, &mbox->lane);
+    if (status == UCS_OK) {
+        status = tc_write_lane_allow(mbox->lane, mbox->region, mbox->region_len,
+                                     (mbox->size >= 64) ? TC_WRITE_LANE_ANY_SENDER :
+                                                          (1ull << mbox->size) - 1);
+    }
+    if (status != UCS_OK) {
+        tc_write_lane_destroy(mbox->lane);
+        mbox->lane = NULL;
+        ucp_mem_unmap(mbox->context, mbox->memh);
+        return status;
+    }
+
     if (mbox->rx.placement == TC_IFUNC_PLACEMENT_INPLACE) {
         /* the paper's compact mode: code runs where it landed */
         if (mprotect(mbox->rings, mbox->region_len - rings_offset,
                      PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
             ucs_error("ifunc mailbox: cannot make the rings executable (%m); "
                       "use UCX_TC_IFUNC_PLACEMENT=copy");
-            ucp_mem_unmap(mbox->context, mbox->memh);
+            tc_ifunc_mailbox_unmap(mbox);
             return UCS_ERR_UNSUPPORTED;
         }
     }
@@ -302,6 +328,8 @@ static ucs_status_t tc_ifunc_mailbox_connect(tc_ifunc_mailbox_h mbox,
         peer->trailer_mode = (remote.signal == TC_IFUNC_SIGNAL_TRAILER);
         mbox->rx_rings[r].trailer_mode = peer->trailer_mode;
         (void)tc_put_lane_describe(peer->ep, peer->transport, sizeof(peer->transport));
+        peer->lane = tc_write_lane_resolve(mbox->lane, peer->ep);
+        tc_write_lane_describe(mbox->lane, peer->ep, peer->lane_name, sizeof(peer->lane_name));
     }
     status = UCS_OK;
 
@@ -440,7 +468,7 @@ err_disconnect:
     for (r = 0; r < mbox->size; ++r) {
         tc_ifunc_ring_cleanup(&mbox->rx_rings[r]);
     }
-    ucp_mem_unmap(context, mbox->memh);
+    tc_ifunc_mailbox_unmap(mbox);
 err_cache:
     tc_code_cache_cleanup(&mbox->rx.cache);
     free(mbox->rx_rings);
@@ -463,7 +491,7 @@ void tc_ifunc_mailbox_destroy(tc_ifunc_mailbox_h mbox)
     for (r = 0; r < mbox->size; ++r) {
         tc_ifunc_ring_cleanup(&mbox->rx_rings[r]);
     }
-    ucp_mem_unmap(mbox->context, mbox->memh);
+    tc_ifunc_mailbox_unmap(mbox);
     tc_code_cache_cleanup(&mbox->rx.cache);
     free(mbox->rx_rings);
     free(mbox->peers);
@@ -493,6 +521,11 @@ void tc_ifunc_mailbox_set_target_args(tc_ifunc_mailbox_h mbox, void *target_args
 const char *tc_ifunc_mailbox_transport(tc_ifunc_mailbox_h mbox, int rank)
 {
     return ((rank >= 0) && (rank < mbox->size)) ? mbox->peers[rank].transport : "none";
+}
+
+const char *tc_ifunc_mailbox_write_lane(tc_ifunc_mailbox_h mbox, int rank)
+{
+    return ((rank >= 0) && (rank < mbox->size)) ? mbox->peers[rank].lane_name : "none";
 }
 
 tc_ifunc_security_t tc_ifunc_mailbox_security(tc_ifunc_mailbox_h mbox)

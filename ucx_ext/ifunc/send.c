@@ -252,8 +252,10 @@ tc_ifunc_put(tc_ifunc_msg_h msg, tc_ifunc_peer_t *peer, const uint8_t *frame,
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH;
     param.memh         = msg->memh;
-    req = ucp_put_nbx(peer->ep, frame + offset, length, remote + offset,
-                      peer->rkey, &param);
+    /* the header of the active-message lane lives with its request */
+    req = tc_write_lane_write(msg->mbox->lane, peer->lane, peer->ep, (uint32_t)msg->mbox->rank,
+                              frame + offset, length, remote + offset, peer->rkey, &param,
+                              &msg->headers[msg->num_reqs]);
     ++msg->mbox->stats.puts;
     if (ucs_likely(req == NULL)) {
         return UCS_OK;

@@ -30,7 +30,7 @@ ucs_status_t tc_ifunc_ucp_init(tc_ifunc_ucp_t *ucp)
         goto err;
     }
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features   = UCP_FEATURE_RMA;
+    params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AM;   /* puts, and the write lane */
     status = ucp_init(&params, config, &ucp->context);
     ucp_config_release(config);
     if (status != UCS_OK) {

@@ -16,6 +16,9 @@
  *   and each store completes before the handler returns, so a counter sent
  *   after its data is stored after it, as ucp_worker_fence orders puts.
  *
+ * - One lane per worker, shared by its users (a mailbox and a group on one
+ *   worker): the active-message id has one handler per worker.
+ *
  * Threads: the handler runs inside ucp_worker_progress of the lane's worker;
  * allow, set_senders and forbid may run on any thread.
  */
@@ -62,6 +65,8 @@ static const char *tc_write_reject_names[] = {
 };
 
 struct tc_write_lane {
+    struct tc_write_lane *next;       /* in tc_write_lanes */
+    unsigned             refs;
     ucp_worker_h         worker;
     tc_write_lane_mode_t mode;
     int                  have_am;     /* the handler is registered */
@@ -73,6 +78,10 @@ struct tc_write_lane {
     uint64_t             bytes_stored;
     uint64_t             rejected[TC_WRITE_REJECT_LAST];
 };
+
+/* the lanes of this process, one per worker */
+static pthread_mutex_t tc_write_lanes_lock = PTHREAD_MUTEX_INITIALIZER;
+static tc_write_lane_h tc_write_lanes;
 
 static void tc_write_lane_reject(tc_write_lane_h lane, tc_write_reject_t why,
                                  const tc_write_header_t *hdr, size_t length)
@@ -145,15 +154,27 @@ ucs_status_t tc_write_lane_create(ucp_worker_h worker, tc_write_lane_h *lane_p)
     tc_write_lane_h lane;
     ucs_status_t status;
 
+    pthread_mutex_lock(&tc_write_lanes_lock);
+    for (lane = tc_write_lanes; lane != NULL; lane = lane->next) {
+        if (lane->worker == worker) {
+            ++lane->refs;
+            *lane_p = lane;
+            pthread_mutex_unlock(&tc_write_lanes_lock);
+            return UCS_OK;
+        }
+    }
     status = tc_config_read(&config);
     if (status != UCS_OK) {
+        pthread_mutex_unlock(&tc_write_lanes_lock);
         return status;
     }
     lane = calloc(1, sizeof(*lane));
     if (lane == NULL) {
         tc_config_release(&config);
+        pthread_mutex_unlock(&tc_write_lanes_lock);
         return UCS_ERR_NO_MEMORY;
     }
+    lane->refs   = 1;
     lane->worker = worker;
     lane->mode   = config.write_lane;
     tc_config_release(&config);
@@ -167,20 +188,38 @@ ucs_status_t tc_write_lane_create(ucp_worker_h worker, tc_write_lane_h *lane_p)
                   ucs_status_string(status));
         pthread_mutex_destroy(&lane->lock);
         free(lane);
+        pthread_mutex_unlock(&tc_write_lanes_lock);
         return UCS_ERR_UNSUPPORTED;
     } else {
         ucs_debug("write lane: no active messages on worker %p (%s): puts only",
                   (void*)worker, ucs_status_string(status));
     }
+    lane->next     = tc_write_lanes;
+    tc_write_lanes = lane;
+    pthread_mutex_unlock(&tc_write_lanes_lock);
     *lane_p = lane;
     return UCS_OK;
 }
 
 void tc_write_lane_destroy(tc_write_lane_h lane)
 {
+    tc_write_lane_h *link;
+
     if (lane == NULL) {
         return;
     }
+    pthread_mutex_lock(&tc_write_lanes_lock);
+    if (--lane->refs > 0) {
+        pthread_mutex_unlock(&tc_write_lanes_lock);
+        return;
+    }
+    for (link = &tc_write_lanes; *link != NULL; link = &(*link)->next) {
+        if (*link == lane) {
+            *link = lane->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&tc_write_lanes_lock);
     if (lane->have_am) {
         (void)tc_write_lane_set_handler(lane, NULL);
     }

@@ -252,6 +252,10 @@ ucs_status_t tc_ifunc_mailbox_barrier(tc_ifunc_mailbox_h mbox);
 /** The transport carrying puts to @a rank, e.g. "posix", "tcp". */
 const char *tc_ifunc_mailbox_transport(tc_ifunc_mailbox_h mbox, int rank);
 
+/** The write lane carrying frames and credits to @a rank (<twochains/lane.h>):
+ * "rma posix/memory.0", or "am tcp/lo.0 (put emulated over am)". */
+const char *tc_ifunc_mailbox_write_lane(tc_ifunc_mailbox_h mbox, int rank);
+
 /** Effective modes of this mailbox. */
 tc_ifunc_security_t tc_ifunc_mailbox_security(tc_ifunc_mailbox_h mbox);
 tc_ifunc_placement_t tc_ifunc_mailbox_placement(tc_ifunc_mailbox_h mbox);

@@ -51,6 +51,13 @@ typedef struct tc_job_key {
  */
 ucs_status_t tc_job_key_load(tc_job_key_t *key);
 
+/**
+ * A fresh random key for one job, as hex text in @a out (at least 65
+ * bytes): what a launcher hands its processes as UCX_TC_JOB_KEY when the
+ * user gave none.
+ */
+ucs_status_t tc_job_key_generate(char *out, size_t max);
+
 /** Wipe a loaded key. */
 void tc_job_key_clear(tc_job_key_t *key);
 

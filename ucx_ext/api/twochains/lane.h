@@ -75,7 +75,8 @@ typedef struct tc_write_lane *tc_write_lane_h;
 
 /**
  * The write lane of @a worker: reads UCX_TC_WRITE_LANE and registers the
- * handler of TC_WRITE_LANE_AM_ID. Without UCP_FEATURE_AM in the worker's
+ * handler of TC_WRITE_LANE_AM_ID. A worker has one lane: a second create
+ * returns the same one, counted, and the last destroy frees it. Without UCP_FEATURE_AM in the worker's
  * context, "auto" falls back to RMA everywhere (said once at debug level)
  * and "am" fails with UCS_ERR_UNSUPPORTED.
  *
@@ -90,7 +91,7 @@ typedef struct tc_write_lane *tc_write_lane_h;
  */
 ucs_status_t tc_write_lane_create(ucp_worker_h worker, tc_write_lane_h *lane_p);
 
-/** Unregisters the handler and frees the lane. */
+/** Drops a reference; the last unregisters the handler and frees the lane. */
 void tc_write_lane_destroy(tc_write_lane_h lane);
 
 /** The configured mode (never AUTO after a resolve below). */
