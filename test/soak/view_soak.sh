@@ -1,8 +1,8 @@
 #!/bin/bash
 #
 # Soak for views, failures and joins (make check-long): for TC_SOAK_MINUTES
-# (default 30), round after round, start 5 group members (posix, all
-# sending, each with a join port), then three times: kill -9 a random live
+# (default 30), round after round, start 5 group members (over
+# TC_SOAK_TLS: posix, the default, or tcp; all sending, each with a join port), then three times: kill -9 a random live
 # member at a random moment, wait for the survivors' view, and let a new
 # process join through a random surviving original member (state transfer
 # included). At the end of a round every live process -- survivors and
@@ -14,7 +14,9 @@ set -u
 probe=$TC_BUILDDIR/test/helpers/group_fault_probe
 minutes=${TC_SOAK_MINUTES:-30}
 cycles=${TC_SOAK_CYCLES:-3}
-export UCX_TLS=posix,self UCX_TC_SUSPECT_TIMEOUT=300ms \
+tls=${TC_SOAK_TLS:-posix}
+case $tls in *,*) ;; *) tls=$tls,self ;; esac
+export UCX_TLS=$tls UCX_TC_SUSPECT_TIMEOUT=300ms \
        UCX_TC_HEARTBEAT_INTERVAL=10ms UCX_TC_BOOTSTRAP_TIMEOUT=5s
 # shellcheck source=contrib/bench/perftest_lib.sh
 source "$(dirname "$0")/../../contrib/bench/perftest_lib.sh"   # free_port
@@ -88,5 +90,5 @@ while [ "$(date +%s)" -lt "$end" ]; do
     unset pid
     rounds=$((rounds + 1))
 done
-echo "soak: $minutes min, $rounds rounds, $kills kills survived, $joins joins with state transfer, $delivered messages delivered (final count of one live process per round, summed), $failures failed rounds"
+echo "soak: $UCX_TLS, $minutes min, $rounds rounds, $kills kills survived, $joins joins with state transfer, $delivered messages delivered (final count of one live process per round, summed), $failures failed rounds"
 [ "$failures" -eq 0 ]
