@@ -50,13 +50,14 @@ tc_missing_packages() {
     echo "${missing[@]:-}"
 }
 
-# The arm64 UCX (Debian multiarch) for the aarch64 runtime test under
-# qemu-user. Best effort: without it that one test reports itself skipped.
-TC_ARM64_PACKAGES=(libucx-dev:arm64)
+# The arm64 UCX and libcrypto (Debian multiarch) for the aarch64 runtime
+# test under qemu-user. Best effort: without them that one test reports
+# itself skipped.
+TC_ARM64_PACKAGES=(libucx-dev:arm64 libssl-dev:arm64)
 
 tc_install_arm64() {
-    dpkg-query -W -f='${Status}' "${TC_ARM64_PACKAGES[@]}" 2>/dev/null |
-        grep -q "install ok installed" && return 0
+    [ "$(dpkg-query -W -f='${Status}\n' "${TC_ARM64_PACKAGES[@]}" 2>/dev/null |
+         grep -c "install ok installed")" -eq "${#TC_ARM64_PACKAGES[@]}" ] && return 0
     [ "$(id -u)" = 0 ] || { echo "setup: no arm64 UCX (not root): the aarch64 test will skip"; return 0; }
     echo "setup: installing ${TC_ARM64_PACKAGES[*]} (multiarch)"
     { dpkg --add-architecture arm64 && apt-get update -qq &&

@@ -19,6 +19,8 @@ command -v aarch64-linux-gnu-gcc >/dev/null || skip "no aarch64-linux-gnu-gcc (g
 command -v qemu-aarch64 >/dev/null || skip "no qemu-aarch64 (qemu-user)"
 [ -e /usr/lib/aarch64-linux-gnu/libucp.so ] ||
     skip "no arm64 UCX (dpkg --add-architecture arm64; apt-get install libucx-dev:arm64)"
+[ -e /usr/lib/aarch64-linux-gnu/libcrypto.so ] ||
+    skip "no arm64 libcrypto (dpkg --add-architecture arm64; apt-get install libssl-dev:arm64)"
 
 work=$(mktemp -d /tmp/tc-aarch64.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -40,7 +42,7 @@ aarch64-linux-gnu-gcc "${cflags[@]}" -O2 -g -pthread \
     -I"$src/api" -I"$TC_BUILDDIR/ucx_ext/api" -I"$src" -I"$TC_SRCDIR/toolchain/api" \
     -I"$TC_SRCDIR/test/packages/tcbench" -DTC_BUILDDIR="\"$work\"" \
     "${lib_sources[@]}" \
-    "$TC_SRCDIR/test/helpers/ifunc_probe.c" -o "$work/ifunc_probe" -lucp -luct -lucs -ldl -lm
+    "$TC_SRCDIR/test/helpers/ifunc_probe.c" -o "$work/ifunc_probe" -lucp -luct -lucs -lcrypto -ldl -lm
 "$TC_BUILDDIR/toolchain/twochains-pkg" build --name tcbench --src "$TC_SRCDIR/test/packages/tcbench" \
     --prefix "$work/pkgs" --target aarch64 >/dev/null
 
