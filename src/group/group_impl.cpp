@@ -421,6 +421,14 @@ unsigned group_impl::install_narrowed_view()
     {
         auto guard      = send_.lock();
         const view next = ctx_.map.next_view(change_.next_rows());
+        /* puts to those who leave may never complete (a cut link): not ours
+         * to wait for any more */
+        for (int row : ctx_.map.rows()) {
+            const int rank = ctx_.map.rank_of_row(row);
+            if (std::find(next.members.begin(), next.members.end(), rank) == next.members.end()) {
+                ctx_.pusher.forget(rank);
+            }
+        }
         ctx_.map.enter(next);
         /* our counters restart for the new epoch: reset, fence, then the
          * epoch, so that nobody reads old counters as new ones */

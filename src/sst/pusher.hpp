@@ -64,8 +64,14 @@ public:
     /* Release completed requests; returns how many completed. */
     unsigned reap();
 
-    /* Wait until every issued put has completed locally. */
+    /* Wait until every issued put has completed locally, but for puts to
+     * forgotten peers. */
     ucs_status_t flush(double timeout_s = 30.0);
+
+    /* @a rank left the view: its puts may never complete (a cut link
+     * completes them only when UCX gives up on the endpoint), so flush()
+     * stops waiting for them; they are still reaped when they do. */
+    void forget(int rank);
 
     const put_counts &counts() const { return counts_; }
 
@@ -96,6 +102,13 @@ private:
     std::vector<std::unique_ptr<std::byte[]>> free_staging_;  /* kStagingBytes each */
     std::function<void(int)>                  on_peer_error_;
     std::vector<bool>                         peer_error_logged_;
+    std::vector<bool>                         forgotten_;   /* by rank */
+
+    bool waited_for(const inflight &f) const
+    {
+        return static_cast<size_t>(f.peer) >= forgotten_.size() || !forgotten_[f.peer];
+    }
+    size_t waited_in_flight() const;
 };
 
 } // namespace tc::sst
