@@ -88,6 +88,24 @@ TEST(info, version_names_ucx)
     EXPECT_NE(std::string::npos, r.output.find("Running with UCX")) << r.output;
 }
 
+/* the lane UCP's lanes and UCX_TC_WRITE_LANE give: puts where UCP has RMA,
+ * active messages where it emulates puts, or what the variable forces */
+TEST(info, names_the_write_lane)
+{
+    const std::string info = tc_test::build_path("src/tools/twochains-info") + " -l";
+    const std::pair<std::string, std::string> cases[] = {
+        {"UCX_TLS=posix,self", "# write lane: rma posix/memory"},
+        {"UCX_TLS=tcp,self", "# write lane: am tcp/"},
+        {"UCX_TLS=posix,self UCX_TC_WRITE_LANE=am", "# write lane: am posix/memory"},
+        {"UCX_TLS=tcp,self UCX_TC_WRITE_LANE=rma", "# write lane: rma tcp/"},
+    };
+    for (const auto &[env, expected] : cases) {
+        auto r = tc_test::run_command(env + " " + info);
+        ASSERT_EQ(0, r.exit_code) << env << "\n" << r.output;
+        EXPECT_NE(std::string::npos, r.output.find(expected)) << env << "\n" << r.output;
+    }
+}
+
 TEST(info, usage_error)
 {
     auto r = tc_test::run_command(tc_test::build_path("src/tools/twochains-info") + " -q");
