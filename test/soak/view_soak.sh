@@ -16,8 +16,7 @@ minutes=${TC_SOAK_MINUTES:-30}
 cycles=${TC_SOAK_CYCLES:-3}
 tls=${TC_SOAK_TLS:-posix}
 case $tls in *,*) ;; *) tls=$tls,self ;; esac
-export UCX_TLS=$tls UCX_TC_SUSPECT_TIMEOUT=300ms \
-       UCX_TC_HEARTBEAT_INTERVAL=10ms UCX_TC_BOOTSTRAP_TIMEOUT=5s
+export UCX_TLS=$tls UCX_TC_BOOTSTRAP_TIMEOUT=5s
 # shellcheck source=contrib/bench/perftest_lib.sh
 source "$(dirname "$0")/../../contrib/bench/perftest_lib.sh"   # free_port
 work=$(mktemp -d /tmp/tc-soak.XXXXXX)
@@ -38,7 +37,7 @@ wait_line() {
 }
 
 end=$(( $(date +%s) + minutes * 60 ))
-rounds=0 kills=0 joins=0 delivered=0 failures=0
+rounds=0 kills=0 joins=0 delivered=0 failures=0 expelled=0
 while [ "$(date +%s)" -lt "$end" ]; do
     # join ports base..base+4 stay below free_port's range
     n=5 base=$(( (RANDOM % 8000) + 10000 )) port=$(free_port)
@@ -75,12 +74,22 @@ while [ "$(date +%s)" -lt "$end" ]; do
         joins=$((joins + 1))
     done
     for r in "${!pid[@]}"; do wait "${pid[$r]}" 2>/dev/null; done
+    kept=()
+    for r in "${live[@]}"; do
+        if grep -q 'expelled from the group' "$work/out.$r"; then
+            expelled=$((expelled + 1))
+        else
+            kept+=("$r")
+        fi
+    done
+    live=("${kept[@]}")
+    members=$(echo "${live[@]}" | tr ' ' '\n' | sort -n | paste -sd,)
     chains=$(for r in "${live[@]}"; do
                  grep -o 'result chain [0-9a-f]* count [0-9]*' "$work/out.$r" || echo missing
              done | sort -u)
     views=$(for r in "${live[@]}"; do grep '^view ' "$work/out.$r" | tail -1; done | sort -u)
     if [ "$ok" != 1 ] || [ "$(echo "$chains" | wc -l)" -ne 1 ] || [ "$(echo "$views" | wc -l)" -ne 1 ] ||
-       echo "$chains" | grep -q missing; then
+       echo "$chains" | grep -q missing || [ "$(echo "$views" | awk '{print $3}')" != "$members" ]; then
         failures=$((failures + 1))
         echo "round $rounds: live ${live[*]}: views or chains disagree (or a step timed out)"
         for r in "${!pid[@]}"; do echo "--- $r"; tail -6 "$work/out.$r"; done
@@ -90,5 +99,5 @@ while [ "$(date +%s)" -lt "$end" ]; do
     unset pid
     rounds=$((rounds + 1))
 done
-echo "soak: $UCX_TLS, $minutes min, $rounds rounds, $kills kills survived, $joins joins with state transfer, $delivered messages delivered (final count of one live process per round, summed), $failures failed rounds"
+echo "soak: $UCX_TLS, $minutes min, $rounds rounds, $kills kills survived, $joins joins with state transfer, $expelled live members expelled, $delivered messages delivered (final count of one live process per round, summed), $failures failed rounds"
 [ "$failures" -eq 0 ]
