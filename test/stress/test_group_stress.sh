@@ -9,7 +9,9 @@
 #  - 5 members, one sender, a window of 8 (so the sender waits on slots);
 #  - 3 members mixing SMC and RDMC messages in one total order;
 # and a view change over posix and tcp: one of 3 (then 5) members sending through
-# test/helpers/group_fault_probe is killed with SIGKILL mid-stream.
+# test/helpers/group_fault_probe is killed with SIGKILL mid-stream; and a join
+# into 3 members that hold a job key: a joiner without it is refused, one
+# with it enters with the state.
 # Every member must report the exact count, zero bad messages, and one
 # hash chain identical at every member (the same sequence, in the same
 # order); after the kill every survivor exits cleanly with one view change
@@ -91,7 +93,47 @@ kill_run() {
     echo "ok: $name: $((n - 1)) survivors of $n, one view change, one chain ($(awk '{print $2}' <<<"$chains") delivered)"
 }
 
+# join_run NAME TLS: 3 members with a job key; a joiner without the key is
+# refused, then one with it joins through rank 2
+join_run() {
+    local name=$1 tls=$2 port base r pids=() t chains key="UCX_TC_JOB_KEY=stress job key, long enough"
+    runs=$((runs + 1))
+    port=$(free_port)
+    base=$(( (RANDOM % 8000) + 10000 ))   # join ports, below free_port's range
+    for ((r = 0; r < 3; ++r)); do
+        env "$key" UCX_TLS=$tls UCX_TC_SIZE=3 UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$port \
+            "$fault_probe" -c 12000 -r 4000 -J "$base" > "$work/$name.$r" 2>&1 &
+        pids+=($!)
+    done
+    for ((r = 0; r < 3; ++r)); do
+        for ((t = 0; t < 3000; ++t)); do grep -q '^ready' "$work/$name.$r" && break; sleep 0.01; done
+    done
+    local bad=0 rc=0
+    UCX_TLS=$tls "$fault_probe" -c 10 -j "127.0.0.1:$((base + 2))" > "$work/$name.stranger" 2>&1 || rc=$?
+    if [ "$rc" != 4 ] || ! grep -q 'did not prove the job key' "$work/$name.stranger"; then
+        echo "FAIL: $name: a joiner without the key was not refused (exit $rc)"; bad=1
+    fi
+    env "$key" UCX_TLS=$tls "$fault_probe" -c 1000 -r 4000 -j "127.0.0.1:$((base + 2))" \
+        > "$work/$name.3" 2>&1 &
+    pids+=($!)
+    for ((r = 0; r < 4; ++r)); do
+        wait "${pids[$r]}" || { echo "FAIL: $name: process $r exited $?"; tail -5 "$work/$name.$r"; bad=1; }
+    done
+    chains=$(for r in 0 1 2 3; do
+                 sed -n 's/^result chain \([0-9a-f]*\) count \([0-9]*\).*/\1 \2/p' "$work/$name.$r"
+             done | sort -u)
+    if [ "$bad" -ne 0 ] || [ "$(grep -c . <<<"$chains")" != 1 ] || [ "$(awk '{print $2}' <<<"$chains")" != 37000 ] ||
+       [ "$(grep -l '^view 2 0,1,2,3' "$work/$name".[0-3] | wc -l)" != 4 ]; then
+        echo "FAIL: $name: members and joiner disagree: $chains"
+        failed=$((failed + 1)); return
+    fi
+    echo "ok: $name: a stranger refused, the keyed joiner in, 37000 delivered everywhere, one chain"
+}
+
 for round in $(seq "$rounds"); do
+    for tls in posix,self tcp,self; do
+        join_run "join-with-key-$round-${tls%%,*}" "$tls"
+    done
     for tls in posix,self tcp,self; do
         kill_run "kill-of-3-$round-${tls%%,*}" 3 $((round % 3)) "$tls"
         kill_run "kill-of-5-$round-${tls%%,*}" 5 $(((round + 2) % 5)) "$tls"
