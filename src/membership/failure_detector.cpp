@@ -54,13 +54,16 @@ unsigned failure_detector::watch()
         ctx_.set(c.heartbeat, ctx_.mine(c.heartbeat) + 1);
         ctx_.fail_on(ctx_.push(c.heartbeat, put_purpose::heartbeat));
     }
-    for (int rank : put_failed_rank_) {
+    /* suspecting pushes, and a push that fails adds to the list: take it
+     * first (iterating it while it grows read freed memory, found by ASan) */
+    std::vector<int> failed;
+    failed.swap(put_failed_rank_);
+    for (int rank : failed) {
         const int row = ctx_.map.row_of_rank(rank);
         if (row >= 0) {
             suspect(row, "put failed");
         }
     }
-    put_failed_rank_.clear();
     for (int row : ctx_.map.rows()) {
         const int64_t hb = ctx_.raw(row, c.heartbeat);
         if (row != me && hb != seen_heartbeat_[row]) {
