@@ -344,7 +344,7 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
     }
     remote = peer->ring_addr + (peer->sent % peer->depth) * peer->slot_size;
 
-    if (mbox->signal == TC_IFUNC_SIGNAL_FENCE) {
+    if ((mbox->signal == TC_IFUNC_SIGNAL_FENCE) && (peer->lane != TC_WRITE_LANE_AM)) {
         /* data, fence, signal: the signal word lands after everything */
         status = tc_ifunc_put(msg, peer, frame, 8, size - 8, remote);
         if (status == UCS_OK) {
@@ -354,7 +354,11 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
             status = tc_ifunc_put(msg, peer, frame, 0, 8, remote);
         }
     } else {
-        /* one put; the receiver waits for the trailer byte */
+        /* one write. With the trailer, the receiver waits for the trailer
+         * byte. On the active-message lane the receiver's handler stores
+         * the whole frame on the thread that polls, before the poll can look
+         * at it: signal and data arrive together, and one message does what
+         * data, fence and signal do on the RMA lane */
         status = tc_ifunc_put(msg, peer, frame, 0, size, remote);
     }
     if (ucs_unlikely(status != UCS_OK)) {
