@@ -10,6 +10,7 @@
 #   same-run reference, ucp_am_lat over tcp.
 #
 #   contrib/bench/write_lane.sh [--rounds R] [--quick]
+#   contrib/bench/write_lane.sh --summary results/write_lane/full/write_lane.jsonl
 #
 # One JSON object per point on stdout ("lane":"am"|"rma","round":r), then
 # per shape the median over rounds of the per-round ratio (rma / am for a
@@ -20,15 +21,63 @@ build=${TC_BUILD:-$here/../../build}
 bin=$build/src/tools
 source "$here/perftest_lib.sh"
 
-rounds=7 iters=20000 lat_iters=2000 kind=full
+rounds=7 iters=20000 lat_iters=2000 kind=full summary_only=
 while [ $# -gt 0 ]; do
     case $1 in
         --rounds) rounds=$2; shift ;;
         --quick) rounds=3 iters=4000 lat_iters=500 kind=quick ;;
-        *) echo "usage: $0 [--rounds R] [--quick]" >&2; exit 2 ;;
+        --summary) summary_only=$2; shift ;;
+        *) echo "usage: $0 [--rounds R] [--quick] | --summary JSONL" >&2; exit 2 ;;
     esac
     shift
 done
+
+summarize() {   # JSONL
+python3 - "$1" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+def key(p):
+    return (p["shape"], p.get("members", 0))
+by = {}
+for p in rows:
+    by.setdefault((key(p), p["round"], p["lane"]), p)
+shapes = sorted({key(p) for p in rows if p["lane"] in ("am", "rma")})
+print("# per-round ratio, median over rounds (> 1: the active-message lane is faster)")
+for s in shapes:
+    ratios, am_vals, rma_vals = [], [], []
+    for r in sorted({k[1] for k in by}):
+        a, b = by.get((s, r, "am")), by.get((s, r, "rma"))
+        if not a or not b:
+            continue
+        if s[0] == "smc_bw":
+            va, vb = a["msg_rate"], b["msg_rate"]
+            ratios.append(va / vb if vb else 0)
+        else:
+            f = "hop_lat_p50_us" if s[0] == "put_ring" else "lat_avg_us"
+            va, vb = a[f], b[f]
+            ratios.append(vb / va if va else 0)
+        am_vals.append(va); rma_vals.append(vb)
+    if not ratios:
+        continue
+    unit = "msg/s" if s[0] == "smc_bw" else "us"
+    name = f"{s[0]} N={s[1]}" if s[1] else s[0]
+    print(f"{name:14s} am {statistics.median(am_vals):12.2f} {unit}  rma {statistics.median(rma_vals):12.2f} {unit}"
+          f"  am faster by {statistics.median(ratios):.2f}x")
+ref = {r: p for (k, r, lane), p in by.items() if k[0] == "ucp_am_lat"}
+ifa = {r: p for (k, r, lane), p in by.items() if k[0] == "ucp_ifunc_lat" and lane == "am"}
+both = [r for r in ref if r in ifa]
+if both:
+    p50 = statistics.median(ifa[r]["lat_p50_us"] / ref[r]["lat_p50_us"] for r in both)
+    avg = statistics.median(ifa[r]["lat_avg_us"] / ref[r]["lat_avg_us"] for r in both)
+    print(f"Local ucp_ifunc_lat (am lane) / ucp_am_lat over tcp, median of per-round ratios: "
+          f"p50 {p50:.3f}, avg {avg:.3f}; ucp_am_lat p50 "
+          f"{statistics.median(ref[r]['lat_p50_us'] for r in both):.2f} us")
+PY
+}
+if [ -n "$summary_only" ]; then
+    summarize "$summary_only"
+    exit 0
+fi
 perftest=$build/contrib/ucx_perftest/ucx_perftest
 pkgs=$build/test/twochains-pkgs
 results=$here/results/write_lane/$kind
@@ -83,41 +132,4 @@ for r in $(seq 1 "$rounds"); do
     done
 done
 
-python3 - "$out" <<'PY' | tee "$results/summary.txt" >&2
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-def key(p):
-    return (p["shape"], p.get("members", 0))
-by = {}
-for p in rows:
-    by.setdefault((key(p), p["round"], p["lane"]), p)
-shapes = sorted({key(p) for p in rows if p["lane"] in ("am", "rma")})
-print("# per-round ratio, median over rounds (> 1: the active-message lane is faster)")
-ref = [by[k] for k in by if k[0][0] == "ucp_am_lat"]
-am_lat = statistics.median(p["lat_avg_us"] for p in ref) if ref else 0
-for s in shapes:
-    ratios, am_vals, rma_vals = [], [], []
-    for r in sorted({k[1] for k in by}):
-        a, b = by.get((s, r, "am")), by.get((s, r, "rma"))
-        if not a or not b:
-            continue
-        if s[0] == "smc_bw":
-            va, vb = a["msg_rate"], b["msg_rate"]
-            ratios.append(va / vb if vb else 0)
-        else:
-            f = "hop_lat_p50_us" if s[0] == "put_ring" else "lat_avg_us"
-            va, vb = a[f], b[f]
-            ratios.append(vb / va if va else 0)
-        am_vals.append(va); rma_vals.append(vb)
-    if not ratios:
-        continue
-    unit = "msg/s" if s[0] == "smc_bw" else "us"
-    name = f"{s[0]} N={s[1]}" if s[1] else s[0]
-    line = (f"{name:14s} am {statistics.median(am_vals):12.2f} {unit}  rma {statistics.median(rma_vals):12.2f} {unit}"
-            f"  am faster by {statistics.median(ratios):.2f}x")
-    if s[0] == "ucp_ifunc_lat" and am_lat:
-        line += f"  (Local am lane / ucp_am_lat {statistics.median(am_vals) / am_lat:.2f})"
-    print(line)
-if am_lat:
-    print(f"ucp_am_lat over tcp (same run): {am_lat:.2f} us")
-PY
+summarize "$out" | tee "$results/summary.txt" >&2
