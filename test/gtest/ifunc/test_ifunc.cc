@@ -11,13 +11,16 @@
 #include "ifunc/ifunc_int.h"
 
 #include <chrono>
+#include <twochains/config.h>
 #include <twochains/ifunc.h>
 #include <twochains/ucp_ifunc.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tcbench.h"
@@ -277,12 +280,22 @@ TEST_F(ifunc_bad_manifest, truncated_manifest)
 
 /* ---- one process, every jam, every mode (self transport) ---- */
 
+/* placement, and the write lane ("auto": puts here; "am": the active
+ * message, which carries a frame as one write) */
 class ifunc_self : public ifunc_pkg_test,
-                   public ::testing::WithParamInterface<tc_ifunc_placement_t> {
+                   public ::testing::WithParamInterface<std::tuple<tc_ifunc_placement_t,
+                                                                   const char*>> {
 protected:
     void SetUp() override
     {
         ifunc_pkg_test::SetUp();
+        lane_env = std::make_unique<tc_test::scoped_env>("UCX_TC_WRITE_LANE",
+                                                         std::get<1>(GetParam()));
+        /* read UCX_TC_* now, as a process does at load, before UCP checks
+         * for variables no table took */
+        tc_config_t config;
+        ASSERT_EQ(UCS_OK, tc_config_read(&config));
+        tc_config_release(&config);
         ASSERT_EQ(UCS_OK, tc_bootstrap_create_from_env(&boot));
         ASSERT_EQ(1, tc_bootstrap_size(boot));
         ASSERT_EQ(UCS_OK, tc_ifunc_ucp_init(&ucp));
@@ -290,7 +303,7 @@ protected:
         params.field_mask  = TC_IFUNC_MAILBOX_PARAM_FIELD_PLACEMENT |
                              TC_IFUNC_MAILBOX_PARAM_FIELD_TARGET_ARGS |
                              TC_IFUNC_MAILBOX_PARAM_FIELD_RING_DEPTH;
-        params.placement   = GetParam();
+        params.placement   = std::get<0>(GetParam());
         params.target_args = target;
         params.ring_depth  = 8;
         ASSERT_EQ(UCS_OK, tc_ifunc_mailbox_create(ucp.context, ucp.engine, boot, &params,
@@ -325,6 +338,7 @@ protected:
         }
     }
 
+    std::unique_ptr<tc_test::scoped_env> lane_env;
     tc_bootstrap_h   boot = nullptr;
     tc_ifunc_ucp_t   ucp  = {};
     tc_ifunc_mailbox_h mbox = nullptr;
@@ -401,13 +415,22 @@ TEST_P(ifunc_self, every_jam_every_mode)
     EXPECT_EQ(4u + (uint64_t)frames / 3, st.frames[TC_IFUNC_FRAME_INJECTED]);
     EXPECT_EQ((uint64_t)frames / 3 - 4, st.frames[TC_IFUNC_FRAME_CACHED]);
     EXPECT_GT(st.credit_stalls, 0u);       /* depth 8, 20 frames in a row */
+    /* the fence signal: data, fence, signal over puts; one write on the
+     * active-message lane, whose handler stores a frame whole */
+    const bool am = std::string(std::get<1>(GetParam())) == "am";
+    ASSERT_EQ(TC_IFUNC_SIGNAL_FENCE, tc_ifunc_mailbox_signal(mbox));
+    EXPECT_EQ(std::string(am ? "am " : "rma "),
+              std::string(tc_ifunc_mailbox_write_lane(mbox, 0)).substr(0, am ? 3 : 4));
+    EXPECT_EQ((uint64_t)frames * (am ? 1 : 2), st.puts);
 }
 
 INSTANTIATE_TEST_SUITE_P(placement, ifunc_self,
-                         ::testing::Values(TC_IFUNC_PLACEMENT_COPY,
-                                           TC_IFUNC_PLACEMENT_INPLACE),
+                         ::testing::Combine(::testing::Values(TC_IFUNC_PLACEMENT_COPY,
+                                                              TC_IFUNC_PLACEMENT_INPLACE),
+                                            ::testing::Values("auto", "am")),
                          [](const auto &pinfo) {
-                             return std::string(tc_ifunc_placement_names[pinfo.param]);
+                             return std::string(tc_ifunc_placement_names[std::get<0>(pinfo.param)]) +
+                                    "_" + std::get<1>(pinfo.param);
                          });
 
 /* ---- the public Two-Chains calls, in one process ---- */
