@@ -88,6 +88,16 @@ TEST(info, version_names_ucx)
     EXPECT_NE(std::string::npos, r.output.find("Running with UCX")) << r.output;
 }
 
+/* the job key is a secret: -c says it is set, never what it is */
+TEST(info, never_prints_the_job_key)
+{
+    auto r = tc_test::run_command("UCX_TC_JOB_KEY=do-not-print-this-secret-key " +
+                                  tc_test::build_path("src/tools/twochains-info") + " -c");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_EQ(std::string::npos, r.output.find("do-not-print-this-secret-key")) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("UCX_TC_JOB_KEY=<hidden>")) << r.output;
+}
+
 /* the lane UCP's lanes and UCX_TC_WRITE_LANE give: puts where UCP has RMA,
  * active messages where it emulates puts, or what the variable forces */
 TEST(info, names_the_write_lane)
