@@ -27,15 +27,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using tc_test::boot_ptr;
-using tc_test::clock_type;
-using tc_test::connect_loopback;
-using tc_test::listen_loopback;
-using tc_test::read_full;
-using tc_test::scoped_env;
-using tc_test::seconds_since;
-using tc_test::unique_fd;
-using tc_test::wait_eof;
+using namespace tc_test;   /* scoped_env, the loopback sockets of boot_sockets.h */
 
 constexpr const char *kKey = "a job key of more than sixteen bytes";
 

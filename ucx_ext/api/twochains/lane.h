@@ -94,7 +94,8 @@ ucs_status_t tc_write_lane_create(ucp_worker_h worker, tc_write_lane_h *lane_p);
 /** Drops a reference; the last unregisters the handler and frees the lane. */
 void tc_write_lane_destroy(tc_write_lane_h lane);
 
-/** The configured mode (never AUTO after a resolve below). */
+/** The configured mode (UCX_TC_WRITE_LANE); AUTO is resolved per endpoint
+ * by tc_write_lane_resolve(). */
 tc_write_lane_mode_t tc_write_lane_mode(tc_write_lane_h lane);
 
 /**
@@ -117,7 +118,9 @@ void tc_write_lane_describe(tc_write_lane_h lane, ucp_ep_h ep, char *out, size_t
 ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
                                  uint64_t senders);
 
-/** Replace the senders of the region at @a base (a view changed). */
+/** Replace the senders of the region at @a base. The group does not call
+ * it: a departed member's late writes land in its own row, which no view
+ * after it reads, and rejecting them would log failures as attacks. */
 ucs_status_t tc_write_lane_set_senders(tc_write_lane_h lane, const void *base,
                                        uint64_t senders);
 
