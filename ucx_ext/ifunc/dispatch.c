@@ -80,8 +80,8 @@ void tc_ifunc_ring_cleanup(tc_ifunc_ring_t *ring)
 }
 
 static void tc_ifunc_reject(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
-                            tc_ifunc_reject_t reason, const tc_frame_hdr_t *h,
-                            const char *detail)
+                            tc_ifunc_reject_t reason, uint32_t seq, unsigned type,
+                            uint32_t element_id, const char *detail)
 {
     char from[32];
 
@@ -97,12 +97,12 @@ static void tc_ifunc_reject(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
         ring->warned |= UCS_BIT(reason);
         ucs_warn("ifunc rank %d: rejected frame seq %u type %u element %u from %s: "
                  "%s%s%s (further '%s' rejects from this peer are only counted)",
-                 rx->rank, h->seq, h->type, h->element_id, from,
+                 rx->rank, seq, type, element_id, from,
                  tc_ifunc_reject_name(reason), (detail[0] != '\0') ? ": " : "",
                  detail, tc_ifunc_reject_name(reason));
     } else {
         ucs_debug("ifunc rank %d: rejected frame seq %u from %s: %s%s%s", rx->rank,
-                  h->seq, from, tc_ifunc_reject_name(reason),
+                  seq, from, tc_ifunc_reject_name(reason),
                   (detail[0] != '\0') ? ": " : "", detail);
     }
 }
@@ -329,53 +329,79 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
     return TC_IFUNC_REJECT_NONE;
 }
 
+/* A Local call: the receiver's own copy of element @a element_id of @a pkg
+ * (NULL: not registered, said in @a detail by the caller) */
+static tc_ifunc_reject_t tc_ifunc_run_local(tc_ifunc_rx_t *rx, tc_ifunc_pkg_h pkg,
+                                            uint32_t element_id, void *payload,
+                                            uint32_t payload_size, char *detail,
+                                            size_t detail_len)
+{
+    const tc_ifunc_element_t *e;
+
+    if (pkg == NULL) {
+        return TC_IFUNC_REJECT_UNKNOWN_PKG;
+    }
+    e = tc_ifunc_pkg_elem(pkg, element_id);
+    if (e == NULL) {
+        snprintf(detail, detail_len, "package %s has %u elements", pkg->name,
+                 pkg->num_elements);
+        return TC_IFUNC_REJECT_UNKNOWN_ELEMENT;
+    }
+    e->local->main(payload, payload_size, rx->target_args);
+    return TC_IFUNC_REJECT_NONE;
+}
+
+/* A Cached call: the copy this ring's sender shipped earlier */
+static tc_ifunc_reject_t tc_ifunc_run_cached(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                             uint64_t code_hash, uint64_t pkg_id,
+                                             uint32_t element_id, void *payload,
+                                             uint32_t payload_size, char *detail,
+                                             size_t detail_len)
+{
+    tc_code_entry_t *entry;
+    khiter_t it;
+
+    if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
+        snprintf(detail, detail_len, "cached code in local-only mode");
+        return TC_IFUNC_REJECT_DISABLED;
+    }
+    it = kh_get(tc_cached, &ring->cached, code_hash);
+    if (it == kh_end(&ring->cached)) {
+        snprintf(detail, detail_len, "code %016" PRIx64 " was never sent here",
+                 code_hash);
+        return TC_IFUNC_REJECT_CACHE_MISS;
+    }
+    entry = kh_val(&ring->cached, it);
+    if ((entry->pkg_id != pkg_id) || (entry->element_id != element_id)) {
+        snprintf(detail, detail_len, "code %016" PRIx64 " is another element",
+                 code_hash);
+        return TC_IFUNC_REJECT_CACHE_MISS;
+    }
+    ++rx->stats->cache_hits;
+    tc_code_entry_run(entry, payload, payload_size, rx->target_args);
+    return TC_IFUNC_REJECT_NONE;
+}
+
 static tc_ifunc_reject_t tc_ifunc_dispatch(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                                            const tc_frame_hdr_t *h, uint8_t *slot,
                                            char *detail, size_t detail_len)
 {
     void *payload = (h->payload_size != 0) ? slot + h->payload_offset : NULL;
-    const tc_ifunc_element_t *e;
-    tc_code_entry_t *entry;
     tc_ifunc_pkg_h pkg;
-    khiter_t it;
 
     switch (h->type) {
     case TC_FRAME_LOCAL:
         pkg = tc_ifunc_frame_pkg(rx, h);
         if (pkg == NULL) {
             tc_ifunc_unknown_pkg(h, detail, detail_len);
-            return TC_IFUNC_REJECT_UNKNOWN_PKG;
         }
-        e = tc_ifunc_pkg_elem(pkg, h->element_id);
-        if (e == NULL) {
-            snprintf(detail, detail_len, "package %s has %u elements", pkg->name,
-                     pkg->num_elements);
-            return TC_IFUNC_REJECT_UNKNOWN_ELEMENT;
-        }
-        e->local->main(payload, h->payload_size, rx->target_args);
-        return TC_IFUNC_REJECT_NONE;
+        return tc_ifunc_run_local(rx, pkg, h->element_id, payload, h->payload_size,
+                                  detail, detail_len);
     case TC_FRAME_INJECTED:
         return tc_ifunc_run_injected(rx, ring, h, slot, payload, detail, detail_len);
     default: /* TC_FRAME_CACHED; the header check allows nothing else */
-        if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
-            snprintf(detail, detail_len, "cached code in local-only mode");
-            return TC_IFUNC_REJECT_DISABLED;
-        }
-        it = kh_get(tc_cached, &ring->cached, h->code_hash);
-        if (it == kh_end(&ring->cached)) {
-            snprintf(detail, detail_len, "code %016" PRIx64 " was never sent here",
-                     h->code_hash);
-            return TC_IFUNC_REJECT_CACHE_MISS;
-        }
-        entry = kh_val(&ring->cached, it);
-        if ((entry->pkg_id != h->pkg_id) || (entry->element_id != h->element_id)) {
-            snprintf(detail, detail_len, "code %016" PRIx64 " is another element",
-                     h->code_hash);
-            return TC_IFUNC_REJECT_CACHE_MISS;
-        }
-        ++rx->stats->cache_hits;
-        tc_code_entry_run(entry, payload, h->payload_size, rx->target_args);
-        return TC_IFUNC_REJECT_NONE;
+        return tc_ifunc_run_cached(rx, ring, h->code_hash, h->pkg_id, h->element_id,
+                                   payload, h->payload_size, detail, detail_len);
     }
 }
 
@@ -528,7 +554,99 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
     return TC_IFUNC_SLOT_RUN;
 
 reject:
-    tc_ifunc_reject(rx, ring, reason, &h, detail);
+    tc_ifunc_reject(rx, ring, reason, h.seq, h.type, h.element_id, detail);
     tc_ifunc_slot_release(ring, slot, sig, complete_size);
+    return TC_IFUNC_SLOT_REJECTED;
+}
+
+tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
+                                                     tc_ifunc_ring_t *ring,
+                                                     uint8_t *slot,
+                                                     uint32_t slot_size,
+                                                     uint64_t expect_seq)
+{
+    tc_frame_compact_t *live = (tc_frame_compact_t*)slot;
+    uint32_t hdr_size, payload_size, size = 0;
+    tc_ifunc_reject_t reason;
+    tc_frame_compact_t h;
+    char detail[160];
+    uint64_t check;
+    void *payload;
+    double now;
+
+    /* the check word and the size it covers, then every covered word: a
+     * match means each word read was the sent one, and words only ever
+     * change from old to sent, so the header read after it is the sent one */
+    check        = __atomic_load_n(&live->check, __ATOMIC_RELAXED);
+    hdr_size     = __atomic_load_n(&live->hdr_words, __ATOMIC_RELAXED) * 8u;
+    payload_size = __atomic_load_n(&live->payload_size, __ATOMIC_RELAXED);
+    if (((hdr_size == TC_FRAME_COMPACT_LOCAL_HDR) ||
+         (hdr_size == TC_FRAME_COMPACT_CACHED_HDR)) &&
+        ((uint64_t)hdr_size + payload_size <= slot_size) &&
+        (hdr_size + (uint64_t)payload_size <= TC_FRAME_COMPACT_MAX)) {
+        size = tc_frame_compact_size(hdr_size, payload_size);
+        if (tc_frame_compact_check(slot, size) != check) {
+            size = 0;
+        }
+    }
+    if (ucs_unlikely(size == 0)) {
+        /* the expected seq is here, the rest not yet */
+        now = tc_ifunc_now();
+        if (ring->pending_since == 0) {
+            ring->pending_since = now;
+            return TC_IFUNC_SLOT_PENDING;
+        }
+        if (now - ring->pending_since < rx->trailer_timeout) {
+            return TC_IFUNC_SLOT_PENDING;
+        }
+        rx->stats->pending_wait_s += now - ring->pending_since;
+        ring->pending_since = 0;
+        memcpy(&h, slot, sizeof(h));
+        snprintf(detail, sizeof(detail), "compact frame whose check word does not "
+                 "match its %u-byte header and %u bytes of payload after %.3f s",
+                 hdr_size, payload_size, rx->trailer_timeout);
+        reason = TC_IFUNC_REJECT_TRUNCATED;
+        goto reject;
+    }
+    if (ucs_unlikely(ring->pending_since != 0)) {
+        rx->stats->pending_wait_s += tc_ifunc_now() - ring->pending_since;
+        ring->pending_since = 0;
+    }
+
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    memcpy(&h, slot, hdr_size);
+    detail[0] = '\0';
+    reason    = tc_frame_check_compact(&h, slot_size, expect_seq);
+    if (ucs_unlikely(reason != TC_IFUNC_REJECT_NONE)) {
+        goto reject;
+    }
+    if (ucs_unlikely(h.sender != (uint32_t)ring->peer)) {
+        reason = TC_IFUNC_REJECT_SEQUENCE;
+        snprintf(detail, sizeof(detail), "sender %u in the ring of rank %d",
+                 h.sender, ring->peer);
+        goto reject;
+    }
+
+    payload = (h.payload_size != 0) ? slot + hdr_size : NULL;
+    if (h.type == TC_FRAME_LOCAL) {
+        reason = tc_ifunc_run_local(rx, tc_ifunc_pkg_find(h.pkg_id), h.element_id,
+                                    payload, h.payload_size, detail, sizeof(detail));
+        if (reason == TC_IFUNC_REJECT_UNKNOWN_PKG) {
+            snprintf(detail, sizeof(detail), "package %016" PRIx64, h.pkg_id);
+        }
+    } else {
+        reason = tc_ifunc_run_cached(rx, ring, h.code_hash, h.pkg_id, h.element_id,
+                                     payload, h.payload_size, detail, sizeof(detail));
+    }
+    if (ucs_unlikely(reason != TC_IFUNC_REJECT_NONE)) {
+        goto reject;
+    }
+    ++rx->stats->frames[h.type - TC_FRAME_LOCAL];
+    rx->stats->bytes += size;
+    return TC_IFUNC_SLOT_RUN;
+
+reject:
+    /* nothing to clear: the next lap's seq makes this slot "not yet" */
+    tc_ifunc_reject(rx, ring, reason, h.seq, h.type, h.element_id, detail);
     return TC_IFUNC_SLOT_REJECTED;
 }

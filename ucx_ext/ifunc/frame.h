@@ -92,6 +92,35 @@
  * complete frame (run or rejected), or only the signal word of a frame that
  * never completed, then returns credits one-sided. It never writes beyond
  * the frame.
+ *
+ * Compact frames (UCX_TC_IFUNC_SIGNAL=check, the default, mailbox rings
+ * only): Local and Cached frames without code, in one put that may land in
+ * any byte order and store any byte twice.
+ *
+ *   0   check         tc_frame_compact_check() of the words [8, frame_size)
+ *   8   format        TC_FRAME_COMPACT_FORMAT: where a full frame has its
+ *                     version, so one 16-bit load tells the two apart
+ *   10  type          TC_FRAME_LOCAL or TC_FRAME_CACHED
+ *   11  hdr_words     header size / 8 (5 Local, 6 Cached)
+ *   12  seq           ring sequence number
+ *   16  pkg_id, 24 element_id, 28 sender, 32 payload_size,
+ *   36  zero          (reserved)
+ *   40  code_hash     Cached only
+ *   hdr payload, then zero padding to frame_size = align8(hdr + payload)
+ *
+ * A Local frame with 16 bytes of payload is 56 bytes, one cache line.
+ * Soundness without any ordering: the receiver acts on a slot only when the
+ * seq is the one it expects there and the check word matches the bytes it
+ * reads. Every byte a put stores is a byte of the new frame (twice or not),
+ * so what the receiver reads is, word by word, either the new frame's word
+ * or an older one (an earlier lap's frame or zeroes). The check mixes each
+ * word through an odd multiply, a bijection, so a snapshot that differs from
+ * the sent frame in one word never matches, and one that differs in several
+ * matches with probability about 2^-64; the seq it covers makes an earlier
+ * lap's complete frame in the same slot "not yet". The receiver never writes
+ * a compact slot: nothing of it needs clearing, and no late store can race
+ * a clear. A frame whose seq arrived but whose check never matches is
+ * rejected as truncated after UCX_TC_IFUNC_TRAILER_TIMEOUT.
  */
 #ifndef TC_IFUNC_FRAME_H_
 #define TC_IFUNC_FRAME_H_
@@ -190,6 +219,88 @@ TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, checksum) == TC_FRAME_CSUM_HDR_END,
 TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, data_offset) == 104, "data_offset offset");
 TC_STATIC_ASSERT(offsetof(tc_frame_hdr_t, pkg_name) == 108, "pkg_name offset");
 TC_STATIC_ASSERT((TC_FRAME_ALIGN & (TC_FRAME_ALIGN - 1)) == 0, "alignment power of 2");
+
+/* Compact frames (see the top of this file) */
+#define TC_FRAME_COMPACT_FORMAT   0x4354u     /* "TC" at byte 8 */
+#define TC_FRAME_COMPACT_LOCAL_HDR  40u
+#define TC_FRAME_COMPACT_CACHED_HDR 48u
+#define TC_FRAME_COMPACT_MAX      65536u      /* bytes; larger frames are full */
+
+typedef struct tc_frame_compact {
+    uint64_t check;           /*  0 tc_frame_compact_check() */
+    uint16_t format;          /*  8 TC_FRAME_COMPACT_FORMAT */
+    uint8_t  type;            /* 10 TC_FRAME_LOCAL or TC_FRAME_CACHED */
+    uint8_t  hdr_words;       /* 11 header bytes / 8 */
+    uint32_t seq;             /* 12 */
+    uint64_t pkg_id;          /* 16 */
+    uint32_t element_id;      /* 24 */
+    uint32_t sender;          /* 28 */
+    uint32_t payload_size;    /* 32 */
+    uint32_t reserved;        /* 36 zero */
+    uint64_t code_hash;       /* 40 Cached only: not part of a Local header */
+} tc_frame_compact_t;
+
+TC_STATIC_ASSERT(offsetof(tc_frame_compact_t, format) ==
+                 offsetof(tc_frame_hdr_t, version), "format where version is");
+TC_STATIC_ASSERT(offsetof(tc_frame_compact_t, code_hash) ==
+                 TC_FRAME_COMPACT_LOCAL_HDR, "Local header ends before code_hash");
+TC_STATIC_ASSERT(sizeof(tc_frame_compact_t) == TC_FRAME_COMPACT_CACHED_HDR,
+                 "Cached header size");
+
+static inline uint32_t tc_frame_compact_size(uint32_t hdr_size, uint32_t payload_size)
+{
+    return (hdr_size + payload_size + 7u) & ~7u;
+}
+
+static inline uint64_t tc_frame_check_mix(uint64_t h, uint64_t w)
+{
+    return (h ^ w) * 0x9e3779b97f4a7c15ull;   /* odd: a bijection of h ^ w */
+}
+
+static inline uint64_t tc_frame_check_fold(uint64_t h)
+{
+    h ^= h >> 31;                             /* each step a bijection */
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
+/**
+ * Check word of a compact frame: the 8-byte words [8, @a size) (size a
+ * multiple of 8), four independent lanes so that it costs about a cycle per
+ * word. Reads every word once, with plain loads: the caller compares the
+ * result with the check word it read before.
+ */
+static inline uint64_t tc_frame_compact_check(const void *frame, uint32_t size)
+{
+    const uint64_t *w = (const uint64_t*)frame + 1;
+    uint32_t n        = (size / 8) - 1, i;
+    uint64_t a = 0x243f6a8885a308d3ull ^ size, b = 0x13198a2e03707344ull;
+    uint64_t c = 0xa4093822299f31d0ull, d = 0x082efa98ec4e6c89ull;
+
+    for (i = 0; i + 4 <= n; i += 4) {
+        a = tc_frame_check_mix(a, __atomic_load_n(&w[i], __ATOMIC_RELAXED));
+        b = tc_frame_check_mix(b, __atomic_load_n(&w[i + 1], __ATOMIC_RELAXED));
+        c = tc_frame_check_mix(c, __atomic_load_n(&w[i + 2], __ATOMIC_RELAXED));
+        d = tc_frame_check_mix(d, __atomic_load_n(&w[i + 3], __ATOMIC_RELAXED));
+    }
+    for (; i < n; ++i) {
+        a = tc_frame_check_mix(a, __atomic_load_n(&w[i], __ATOMIC_RELAXED));
+    }
+    /* lanes folded apart (rotations keep a one-lane difference a difference) */
+    return tc_frame_check_fold(a) ^ ((tc_frame_check_fold(b) << 17) |
+                                     (tc_frame_check_fold(b) >> 47)) ^
+           ((tc_frame_check_fold(c) << 31) | (tc_frame_check_fold(c) >> 33)) ^
+           ((tc_frame_check_fold(d) << 47) | (tc_frame_check_fold(d) >> 17)) ^
+           (uint64_t)n;
+}
+
+/**
+ * Validate a compact header (a snapshot whose check matched) against its
+ * ring: format, type, header size, size inside @a slot_size, reserved zero,
+ * seq. Pure. @return TC_IFUNC_REJECT_NONE or why.
+ */
+tc_ifunc_reject_t tc_frame_check_compact(const tc_frame_compact_t *hdr,
+                                         uint32_t slot_size, uint64_t expect_seq);
 
 /* What the header validator learned: all offsets checked against the frame */
 typedef struct tc_frame_info {

@@ -40,6 +40,7 @@ const char *tc_ifunc_placement_names[] = {
 const char *tc_ifunc_signal_names[] = {
     [TC_IFUNC_SIGNAL_FENCE]   = "fence",
     [TC_IFUNC_SIGNAL_TRAILER] = "trailer",
+    [TC_IFUNC_SIGNAL_CHECK]   = "check",
     [TC_IFUNC_SIGNAL_LAST]    = NULL
 };
 
@@ -69,12 +70,17 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      ucs_offsetof(tc_ifunc_config_t, placement),
      UCS_CONFIG_TYPE_ENUM(tc_ifunc_placement_names)},
 
-    {"SIGNAL", "fence",
-     "How a sender orders a frame's data before its signal:\n"
-     " fence   - put the frame, ucp_worker_fence(), put the signal word\n"
+    {"SIGNAL", "check",
+     "How a receiver knows that a frame in its mailbox is complete:\n"
+     " check   - Local and Cached frames are compact (a 40- or 48-byte header)\n"
+     "           and go in one put whose check word covers every byte, so it\n"
+     "           may land in any order; frames with code as with fence\n"
+     " fence   - every frame with the full 128-byte header: put the frame,\n"
+     "           ucp_worker_fence(), put the signal word\n"
      " trailer - one put; the receiver waits for the trailing byte. Sound only\n"
      "           where one put lands in address order (see the test\n"
-     "           ifunc_procs.trailer_soundness)",
+     "           ifunc_procs.trailer_soundness)\n"
+     "Over the active-message write lane every frame is one message in all three.",
      ucs_offsetof(tc_ifunc_config_t, signal),
      UCS_CONFIG_TYPE_ENUM(tc_ifunc_signal_names)},
 
@@ -174,7 +180,7 @@ static void tc_ifunc_config_load(void)
         /* the parser named the bad variable; run with the defaults */
         tc_ifunc_config.security        = TC_IFUNC_SECURITY_VERIFY;
         tc_ifunc_config.placement       = TC_IFUNC_PLACEMENT_COPY;
-        tc_ifunc_config.signal          = TC_IFUNC_SIGNAL_FENCE;
+        tc_ifunc_config.signal          = TC_IFUNC_SIGNAL_CHECK;
         tc_ifunc_config.slot_size       = 4096;
         tc_ifunc_config.ring_depth      = 64;
         tc_ifunc_config.poll_batch      = 16;

@@ -219,13 +219,32 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
  * Inline up to the signal load: an empty slot is what most polls find, and
  * it should cost one load, not the frame setup of the validator.
  */
+/* The compact frame (frame.h) whose format and expected seq are at @a slot
+ * of a mailbox ring: run, rejected, or still arriving. Never writes the slot. */
+tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
+                                                     tc_ifunc_ring_t *ring,
+                                                     uint8_t *slot,
+                                                     uint32_t slot_size,
+                                                     uint64_t expect_seq);
+
 static UCS_F_ALWAYS_INLINE tc_ifunc_slot_result_t
 tc_ifunc_slot_process(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring, uint8_t *slot,
                       uint32_t slot_size, uint64_t expect_seq)
 {
-    uint64_t sig = __atomic_load_n(&((const tc_frame_hdr_t*)slot)->signal,
-                                   __ATOMIC_ACQUIRE);
+    const tc_frame_compact_t *compact = (const tc_frame_compact_t*)slot;
+    uint64_t sig;
 
+    /* a compact frame, of this lap or an earlier one (never cleared): an
+     * empty slot costs two loads from one line */
+    if ((ring->depth != 0) &&
+        (__atomic_load_n(&compact->format, __ATOMIC_RELAXED) == TC_FRAME_COMPACT_FORMAT)) {
+        if (__atomic_load_n(&compact->seq, __ATOMIC_RELAXED) != (uint32_t)expect_seq) {
+            return TC_IFUNC_SLOT_EMPTY;
+        }
+        return tc_ifunc_slot_process_compact(rx, ring, slot, slot_size, expect_seq);
+    }
+
+    sig = __atomic_load_n(&((const tc_frame_hdr_t*)slot)->signal, __ATOMIC_ACQUIRE);
     if (ucs_likely(sig == 0)) {
         return TC_IFUNC_SLOT_EMPTY;
     }
@@ -338,6 +357,12 @@ uint32_t tc_frame_stamp(uint8_t *frame, const tc_frame_desc_t *desc,
                               tc_frame_type_t type, uint32_t flags, uint32_t seq,
                               uint32_t sender, uint32_t payload_size);
 
+/* Write a compact frame's header, padding and check word (the payload is in
+ * place after the header); returns the frame size. Type Local or Cached. */
+uint32_t tc_frame_stamp_compact(uint8_t *frame, const tc_frame_desc_t *desc,
+                                tc_frame_type_t type, uint32_t seq, uint32_t sender,
+                                uint32_t payload_size);
+
 /* ---- messages (send.c) ---- */
 
 #define TC_IFUNC_MSG_MAX_REQS 4
@@ -347,6 +372,7 @@ struct tc_ifunc_msg {
     tc_ifunc_pkg_h           pkg;
     const tc_ifunc_element_t *elem;
     tc_ifunc_mode_t          mode;
+    int                      compact;         /* Local and hash-only frames compact */
     ucp_mem_h                memh;
     uint8_t                  *frame;
     size_t                   capacity;        /* bytes mapped */

@@ -13,7 +13,9 @@
  *    k - credits < depth: a slot is never overwritten before the receiver
  *    consumed it;
  *  - fast path (credits available, nothing in flight): no syscall, no
- *    malloc, no lock; header stores, one or two puts and a fence.
+ *    malloc, no lock; header stores and one put (a compact frame, or any
+ *    frame on the active-message lane), or two puts and a fence (a full
+ *    frame over RMA in fence mode).
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -82,11 +84,24 @@ static ucs_status_t tc_ifunc_msg_fill(tc_ifunc_msg_h msg, void *source_args,
  */
 static void tc_ifunc_msg_alt_layout(tc_ifunc_msg_h msg)
 {
+    if (msg->mode == TC_IFUNC_MODE_LOCAL) {
+        if (msg->compact) {
+            msg->desc.payload_offset = TC_FRAME_COMPACT_LOCAL_HDR;
+        }
+        return;
+    }
     if (msg->mode != TC_IFUNC_MODE_CACHED) {
         return;
     }
-    msg->alt_offset               = msg->desc.payload_offset;
-    msg->desc.payload_offset     += TC_FRAME_HDR_SIZE;
+    if (msg->compact) {
+        /* the compact hash-only header ends where the payload starts */
+        msg->desc.payload_offset += TC_FRAME_ALIGN;
+        msg->alt_offset           = msg->desc.payload_offset -
+                                    TC_FRAME_COMPACT_CACHED_HDR;
+    } else {
+        msg->alt_offset           = msg->desc.payload_offset;
+        msg->desc.payload_offset += TC_FRAME_HDR_SIZE;
+    }
     msg->alt_desc                 = msg->desc;
     msg->alt_desc.payload_offset  = TC_FRAME_HDR_SIZE;
     msg->alt_desc.code_offset     = 0;
@@ -127,10 +142,13 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     if (msg == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    msg->mbox = mbox;
-    msg->pkg  = pkg;
-    msg->elem = elem;
-    msg->mode = mode;
+    msg->mbox    = mbox;
+    msg->pkg     = pkg;
+    msg->elem    = elem;
+    msg->mode    = mode;
+    msg->compact = (mbox->signal == TC_IFUNC_SIGNAL_CHECK) &&
+                   (mode != TC_IFUNC_MODE_INJECTED) &&
+                   (payload_cap <= TC_FRAME_COMPACT_MAX - TC_FRAME_COMPACT_CACHED_HDR);
     tc_frame_prepare(NULL, pkg, elem, mode != TC_IFUNC_MODE_LOCAL, &msg->desc);
     tc_ifunc_msg_alt_layout(msg);
 
@@ -226,6 +244,11 @@ ucs_status_t tc_ifunc_msg_set_payload_size(tc_ifunc_msg_h msg, size_t size)
 
 size_t tc_ifunc_msg_frame_size(tc_ifunc_msg_h msg)
 {
+    if (msg->compact) {
+        return tc_frame_compact_size((msg->mode == TC_IFUNC_MODE_CACHED) ?
+                                     TC_FRAME_COMPACT_CACHED_HDR :
+                                     TC_FRAME_COMPACT_LOCAL_HDR, msg->payload_size);
+    }
     return tc_frame_size((msg->mode == TC_IFUNC_MODE_CACHED) ? &msg->alt_desc :
                                &msg->desc, msg->payload_size);
 }
@@ -293,6 +316,7 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
     ucs_status_t status;
     uint64_t credits, remote;
     uint32_t size;
+    int compact;
 
     if (ucs_unlikely((dest < 0) || (dest >= mbox->size) || (msg->mbox != mbox))) {
         return UCS_ERR_INVALID_PARAM;
@@ -337,14 +361,23 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
         flags |= TC_FRAME_F_CHECKSUM;
     }
 
-    size = tc_frame_stamp(frame, desc, type, flags, (uint32_t)peer->sent,
-                                mbox->rank, msg->payload_size);
+    compact = msg->compact && (type != TC_FRAME_INJECTED);
+    if (compact) {
+        /* the check word makes the frame self-validating: one put, landing
+         * in any order */
+        size = tc_frame_stamp_compact(frame, desc, type, (uint32_t)peer->sent,
+                                      mbox->rank, msg->payload_size);
+    } else {
+        size = tc_frame_stamp(frame, desc, type, flags, (uint32_t)peer->sent,
+                              mbox->rank, msg->payload_size);
+    }
     if (ucs_unlikely(size > peer->slot_size)) {
         return UCS_ERR_EXCEEDS_LIMIT;
     }
     remote = peer->ring_addr + (peer->sent % peer->depth) * peer->slot_size;
 
-    if ((mbox->signal == TC_IFUNC_SIGNAL_FENCE) && (peer->lane != TC_WRITE_LANE_AM)) {
+    if (!compact && (mbox->signal != TC_IFUNC_SIGNAL_TRAILER) &&
+        (peer->lane != TC_WRITE_LANE_AM)) {
         /* data, fence, signal: the signal word lands after everything */
         status = tc_ifunc_put(msg, peer, frame, 8, size - 8, remote);
         if (status == UCS_OK) {

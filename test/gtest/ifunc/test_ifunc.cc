@@ -415,13 +415,15 @@ TEST_P(ifunc_self, every_jam_every_mode)
     EXPECT_EQ(4u + (uint64_t)frames / 3, st.frames[TC_IFUNC_FRAME_INJECTED]);
     EXPECT_EQ((uint64_t)frames / 3 - 4, st.frames[TC_IFUNC_FRAME_CACHED]);
     EXPECT_GT(st.credit_stalls, 0u);       /* depth 8, 20 frames in a row */
-    /* the fence signal: data, fence, signal over puts; one write on the
-     * active-message lane, whose handler stores a frame whole */
+    /* the default check signal: Local and hash-only frames are compact, one
+     * put each; frames with code are data, fence, signal over puts, and one
+     * write on the active-message lane, whose handler stores a frame whole */
     const bool am = std::string(std::get<1>(GetParam())) == "am";
-    ASSERT_EQ(TC_IFUNC_SIGNAL_FENCE, tc_ifunc_mailbox_signal(mbox));
+    ASSERT_EQ(TC_IFUNC_SIGNAL_CHECK, tc_ifunc_mailbox_signal(mbox));
     EXPECT_EQ(std::string(am ? "am " : "rma "),
               std::string(tc_ifunc_mailbox_write_lane(mbox, 0)).substr(0, am ? 3 : 4));
-    EXPECT_EQ((uint64_t)frames * (am ? 1 : 2), st.puts);
+    const uint64_t with_code = st.frames[TC_IFUNC_FRAME_INJECTED];
+    EXPECT_EQ((uint64_t)frames - with_code + with_code * (am ? 1 : 2), st.puts);
 }
 
 INSTANTIATE_TEST_SUITE_P(placement, ifunc_self,
@@ -561,7 +563,7 @@ TEST(ifunc_config, table_is_registered_and_documented)
     std::string s(text, size);
     std::free(text);
     for (auto var : {"UCX_TC_IFUNC_SECURITY=verify", "UCX_TC_IFUNC_PLACEMENT=copy",
-                     "UCX_TC_IFUNC_SIGNAL=fence", "UCX_TC_IFUNC_SLOT_SIZE",
+                     "UCX_TC_IFUNC_SIGNAL=check", "UCX_TC_IFUNC_SLOT_SIZE",
                      "UCX_TC_IFUNC_RING_DEPTH", "UCX_TC_IFUNC_TRAILER_TIMEOUT",
                      "UCX_TC_IFUNC_PKG_PATH"}) {
         EXPECT_NE(std::string::npos, s.find(var)) << var << "\n" << s;

@@ -13,7 +13,8 @@
  *    publishes the rkey; credits flow back one-sided. A poller on the shared
  *    progress engine runs arriving frames; tc_ifunc_poll() drives it by hand.
  *  - Messages (tc_ifunc_msg_*): built once in registered memory, re-sent
- *    without a copy; tc_ifunc_send() is one put (plus the fenced signal).
+ *    without a copy; tc_ifunc_send() is one put (a compact frame with its
+ *    check word), or a put, a fence and the signal (a frame with code).
  *
  * Frame types (tc_ifunc_mode_t): Local (element id), Injected (code in the
  * frame), Cached (the code once, then only its hash). Wire format:
@@ -74,8 +75,10 @@ typedef enum tc_ifunc_placement {
 
 /** UCX_TC_IFUNC_SIGNAL: how "data, then signal" is ordered (see frame.h). */
 typedef enum tc_ifunc_signal {
-    TC_IFUNC_SIGNAL_FENCE,   /**< frame put, ucp_worker_fence, signal put (default) */
+    TC_IFUNC_SIGNAL_FENCE,   /**< frame put, ucp_worker_fence, signal put */
     TC_IFUNC_SIGNAL_TRAILER, /**< one put; relies on in-order landing */
+    TC_IFUNC_SIGNAL_CHECK,   /**< compact Local and Cached frames in one put with a
+                                  check word (default); full frames as fence */
     TC_IFUNC_SIGNAL_LAST
 } tc_ifunc_signal_t;
 
