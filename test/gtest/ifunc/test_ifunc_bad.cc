@@ -71,6 +71,34 @@ INSTANTIATE_TEST_SUITE_P(transports, ifunc_stale,
                              return tl.param.substr(0, tl.param.find(','));
                          });
 
+/* Compact frames torn on purpose (test/helpers/ifunc_tear.c): written in
+ * flushed pieces with pauses -- the expected seq first, words in reverse,
+ * two halves, single bytes shuffled -- each stored again later. Every frame
+ * runs once, never before its last piece, with exactly the bytes sent; one
+ * left incomplete is rejected as truncated and the next one runs. */
+class ifunc_tear : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ifunc_tear, torn_frames_never_run_and_none_is_lost)
+{
+    auto r = tc_test::run_command("UCX_TLS=" + GetParam() + " " +
+                                  tc_test::build_path("src/tools/twochains-run") +
+                                  " -n 2 --timeout 120 -- " +
+                                  tc_test::build_path("test/helpers/ifunc_tear"));
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("[0] ifunc_tear rank 0: OK")) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("[1] ifunc_tear rank 1: OK")) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("ran 41, rejected 1 (truncated 1)")) << r.output;
+    /* the one incomplete frame, logged once */
+    EXPECT_EQ(1u, count(r.output, "rejected frame")) << r.output;
+    EXPECT_EQ(std::string::npos, r.output.find("UCX  ERROR")) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(transports, ifunc_tear,
+                         ::testing::Values("posix,self", "tcp,self"),
+                         [](const auto &tl) {
+                             return tl.param.substr(0, tl.param.find(','));
+                         });
+
 const bad_param cases[] = {
     {"", "size_zero", "size"},
     {"", "size_big", "size"},
