@@ -79,7 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static uint8_t frame[SLOT_MAX] __attribute__((aligned(64)));
-    uint32_t slot, base_size;
+    uint32_t slot, base_size, hdr_size;
+    tc_frame_compact_t compact;
     tc_frame_info_t info;
     tc_frame_hdr_t h;
     uint64_t expect;
@@ -96,10 +97,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(frame, data + 4, (size - 4 < sizeof(frame)) ? size - 4 : sizeof(frame));
     } else {
         base_frame(frame, data[3], &base_size);
+        if (data[3] & 0x80) {
+            /* a compact Local frame to patch instead */
+            tc_frame_compact_t *c = (tc_frame_compact_t*)frame;
+            memset(frame, 0, 128);
+            c->format       = TC_FRAME_COMPACT_FORMAT;
+            c->type         = TC_FRAME_LOCAL;
+            c->hdr_words    = TC_FRAME_COMPACT_LOCAL_HDR / 8;
+            c->seq          = 7;
+            c->payload_size = data[3] & 0x3f;
+            c->check        = tc_frame_compact_check(frame, tc_frame_compact_size(
+                                  TC_FRAME_COMPACT_LOCAL_HDR, c->payload_size));
+        }
         /* patches: (offset lo, offset hi, xor value) */
         for (i = 4; i + 3 <= size; i += 3) {
             frame[(data[i] | ((unsigned)data[i + 1] << 8)) % 512] ^= data[i + 2];
         }
+    }
+
+    /* a compact header (what a ring's receiver reads when byte 8 says so):
+     * accepted only inside the slot and the compact limit, Local or Cached */
+    memcpy(&compact, frame, sizeof(compact));
+    if (tc_frame_check_compact(&compact, slot, expect) == TC_IFUNC_REJECT_NONE) {
+        hdr_size = compact.hdr_words * 8u;
+        require(compact.format == TC_FRAME_COMPACT_FORMAT);
+        require((compact.type == TC_FRAME_LOCAL) || (compact.type == TC_FRAME_CACHED));
+        require(hdr_size == ((compact.type == TC_FRAME_LOCAL) ? TC_FRAME_COMPACT_LOCAL_HDR :
+                                                                TC_FRAME_COMPACT_CACHED_HDR));
+        require((uint64_t)hdr_size + compact.payload_size <= slot);
+        require(tc_frame_compact_size(hdr_size, compact.payload_size) <= sizeof(frame));
+        (void)tc_frame_compact_check(frame, tc_frame_compact_size(hdr_size,
+                                                                  compact.payload_size));
     }
 
     memcpy(&h, frame, sizeof(h));

@@ -24,7 +24,9 @@
 typedef enum {
     BAD_SIZE_ZERO, BAD_SIZE_BIG, BAD_TRUNCATED, BAD_UNKNOWN_PKG, BAD_UNKNOWN_ELEMENT,
     BAD_HASH, BAD_LOCAL_ONLY, BAD_CACHE_MISS, BAD_OFFSET, BAD_CREDITS,
-    BAD_CHECKSUM, BAD_SIGNAL, BAD_LINK, BAD_STALE_SIGNAL, BAD_LAST
+    BAD_CHECKSUM, BAD_SIGNAL, BAD_LINK, BAD_STALE_SIGNAL,
+    BAD_COMPACT_PKG, BAD_COMPACT_SENDER, BAD_COMPACT_SIZE, BAD_COMPACT_TYPE,
+    BAD_COMPACT_CACHE_MISS, BAD_LAST
 } bad_case_t;
 
 static const struct {
@@ -52,6 +54,17 @@ static const struct {
     /* not bad at all: a put's late second store of the previous lap's
      * signal, which must be waited out, never rejected */
     [BAD_STALE_SIGNAL]    = {"stale_signal", TC_IFUNC_REJECT_NONE, TC_IFUNC_SECURITY_VERIFY, 0},
+    /* compact frames (check signal), each with a check word that matches */
+    [BAD_COMPACT_PKG]     = {"compact_unknown_pkg", TC_IFUNC_REJECT_UNKNOWN_PKG,
+                             TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_COMPACT_SENDER]  = {"compact_wrong_sender", TC_IFUNC_REJECT_SEQUENCE,
+                             TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_COMPACT_SIZE]    = {"compact_size_big", TC_IFUNC_REJECT_SIZE,
+                             TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_COMPACT_TYPE]    = {"compact_injected", TC_IFUNC_REJECT_TYPE,
+                             TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_COMPACT_CACHE_MISS] = {"compact_cached_never_sent", TC_IFUNC_REJECT_CACHE_MISS,
+                                TC_IFUNC_SECURITY_VERIFY, 2},
 };
 
 #define DEPTH        8
@@ -138,6 +151,51 @@ static void raw_put(sender_t *s, uint32_t slot, uint32_t len, int trailer)
     wait_req(s, ucp_put_nbx(p->ep, s->frame, 8, remote, p->rkey, &param));
 }
 
+/* A compact server_side_sum frame, edited by @a c, its check word matching */
+static void send_bad_compact(sender_t *s, bad_case_t c, uint32_t seq)
+{
+    const tc_ifunc_element_t *e = tc_ifunc_pkg_elem(s->pkg, s->sum_id);
+    tc_frame_compact_t *h       = (tc_frame_compact_t*)s->frame;
+    tc_frame_type_t type        = (c == BAD_COMPACT_CACHE_MISS) ? TC_FRAME_CACHED :
+                                                                  TC_FRAME_LOCAL;
+    uint32_t hdr  = (type == TC_FRAME_CACHED) ? TC_FRAME_COMPACT_CACHED_HDR :
+                                                TC_FRAME_COMPACT_LOCAL_HDR;
+    uint32_t size = tc_frame_compact_size(hdr, SUM_VALUES * sizeof(int64_t));
+    tc_ifunc_peer_t *p = &s->mbox->peers[0];
+    tc_frame_desc_t desc;
+    int64_t *payload;
+    unsigned j;
+
+    memset(s->frame, 0, sizeof(s->frame));
+    tc_frame_prepare(NULL, s->pkg, e, 0, &desc);
+    desc.code_hash = e->span_hash;
+    payload = (int64_t*)(s->frame + hdr);
+    for (j = 0; j < SUM_VALUES; ++j) {
+        payload[j] = sum_value(seq, j);
+    }
+    tc_frame_stamp_compact(s->frame, &desc, type, seq, 1, SUM_VALUES * sizeof(int64_t));
+    switch (c) {
+    case BAD_COMPACT_PKG:
+        h->pkg_id = tc_frame_pkg_id("no_such_package");
+        break;
+    case BAD_COMPACT_SENDER:
+        h->sender = 0;
+        break;
+    case BAD_COMPACT_SIZE:
+        h->payload_size = SLOT;           /* past the slot's end */
+        break;
+    case BAD_COMPACT_TYPE:
+        h->type = TC_FRAME_INJECTED;      /* code never travels compact */
+        break;
+    default:
+        break;
+    }
+    h->check = tc_frame_compact_check(s->frame, size);
+    wait_req(s, ucp_put_nbx(p->ep, s->frame, size,
+                            p->ring_addr + (uint64_t)seq * p->slot_size, p->rkey,
+                            &(ucp_request_param_t){0}));
+}
+
 static void send_bad(sender_t *s, bad_case_t c, uint32_t seq)
 {
     tc_frame_hdr_t *h = (tc_frame_hdr_t*)s->frame;
@@ -192,6 +250,13 @@ static void send_bad(sender_t *s, bad_case_t c, uint32_t seq)
         size = build_sum(s, TC_FRAME_LOCAL, seq);
         h->signal = 0xdeadbeef00000000ull | seq;
         break;
+    case BAD_COMPACT_PKG:
+    case BAD_COMPACT_SENDER:
+    case BAD_COMPACT_SIZE:
+    case BAD_COMPACT_TYPE:
+    case BAD_COMPACT_CACHE_MISS:
+        send_bad_compact(s, c, seq);
+        return;
     case BAD_LINK: {
         /* trust mode, code unlike the installed one: linked from its names,
          * one of which does not exist here */

@@ -602,10 +602,20 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
         rx->stats->pending_wait_s += now - ring->pending_since;
         ring->pending_since = 0;
         memcpy(&h, slot, sizeof(h));
-        snprintf(detail, sizeof(detail), "compact frame whose check word does not "
-                 "match its %u-byte header and %u bytes of payload after %.3f s",
-                 hdr_size, payload_size, rx->trailer_timeout);
-        reason = TC_IFUNC_REJECT_TRUNCATED;
+        if ((hdr_size != TC_FRAME_COMPACT_LOCAL_HDR) &&
+            (hdr_size != TC_FRAME_COMPACT_CACHED_HDR)) {
+            reason = TC_IFUNC_REJECT_VERSION;
+            snprintf(detail, sizeof(detail), "compact header of %u bytes", hdr_size);
+        } else if ((uint64_t)hdr_size + payload_size > slot_size) {
+            reason = TC_IFUNC_REJECT_SIZE;
+            snprintf(detail, sizeof(detail), "compact frame of %u + %u bytes, slot %u",
+                     hdr_size, payload_size, slot_size);
+        } else {
+            reason = TC_IFUNC_REJECT_TRUNCATED;
+            snprintf(detail, sizeof(detail), "compact frame whose check word does not "
+                     "match its %u-byte header and %u bytes of payload after %.3f s",
+                     hdr_size, payload_size, rx->trailer_timeout);
+        }
         goto reject;
     }
     if (ucs_unlikely(ring->pending_since != 0)) {

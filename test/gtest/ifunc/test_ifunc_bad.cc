@@ -113,6 +113,11 @@ const bad_param cases[] = {
     {"", "checksum", "checksum"},
     {"", "bad_signal", "signal"},
     {"", "unresolved_symbol", "link"},
+    {"", "compact_unknown_pkg", "unknown-package"},
+    {"", "compact_wrong_sender", "sequence"},
+    {"", "compact_size_big", "size"},
+    {"", "compact_injected", "type"},
+    {"", "compact_cached_never_sent", "cache-miss"},
 };
 
 std::vector<bad_param> with_tl(const std::string &tl)
