@@ -623,8 +623,10 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
         ring->pending_since = 0;
     }
 
+    /* the whole Cached size, a constant copy; a Local frame's code_hash
+     * is payload bytes here, never read (slots are at least 64 bytes) */
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    memcpy(&h, slot, hdr_size);
+    memcpy(&h, slot, sizeof(h));
     detail[0] = '\0';
     reason    = tc_frame_check_compact(&h, slot_size, expect_seq);
     if (ucs_unlikely(reason != TC_IFUNC_REJECT_NONE)) {

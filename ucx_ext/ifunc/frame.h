@@ -297,10 +297,41 @@ static inline uint64_t tc_frame_compact_check(const void *frame, uint32_t size)
 /**
  * Validate a compact header (a snapshot whose check matched) against its
  * ring: format, type, header size, size inside @a slot_size, reserved zero,
- * seq. Pure. @return TC_IFUNC_REJECT_NONE or why.
+ * seq. Pure; inline, as it is on every frame's path.
+ * @return TC_IFUNC_REJECT_NONE or why.
  */
-tc_ifunc_reject_t tc_frame_check_compact(const tc_frame_compact_t *hdr,
-                                         uint32_t slot_size, uint64_t expect_seq);
+#define TC_FRAME_SEQ_ANY UINT64_MAX
+static inline tc_ifunc_reject_t
+tc_frame_check_compact(const tc_frame_compact_t *hdr,
+                                         uint32_t slot_size, uint64_t expect_seq)
+{
+    uint32_t hdr_size;
+
+    if (hdr->format != TC_FRAME_COMPACT_FORMAT) {
+        return TC_IFUNC_REJECT_VERSION;
+    }
+    if (hdr->type == TC_FRAME_LOCAL) {
+        hdr_size = TC_FRAME_COMPACT_LOCAL_HDR;
+    } else if (hdr->type == TC_FRAME_CACHED) {
+        hdr_size = TC_FRAME_COMPACT_CACHED_HDR;
+    } else {
+        return TC_IFUNC_REJECT_TYPE;
+    }
+    if ((hdr->hdr_words * 8u != hdr_size) || (hdr->reserved != 0)) {
+        return TC_IFUNC_REJECT_VERSION;
+    }
+    if (((uint64_t)hdr_size + hdr->payload_size > slot_size) ||
+        ((uint64_t)hdr_size + hdr->payload_size > TC_FRAME_COMPACT_MAX)) {
+        return TC_IFUNC_REJECT_SIZE;
+    }
+    if ((expect_seq != TC_FRAME_SEQ_ANY) && (hdr->seq != (uint32_t)expect_seq)) {
+        return TC_IFUNC_REJECT_SEQUENCE;
+    }
+    if ((hdr->type == TC_FRAME_CACHED) && (hdr->code_hash == 0)) {
+        return TC_IFUNC_REJECT_CACHE_MISS;
+    }
+    return TC_IFUNC_REJECT_NONE;
+}
 
 /* What the header validator learned: all offsets checked against the frame */
 typedef struct tc_frame_info {
@@ -349,7 +380,6 @@ int tc_frame_name_ok(const tc_frame_hdr_t *hdr);
  * Pure: reads only the TC_FRAME_HDR_SIZE bytes at @a hdr (a snapshot).
  * @return TC_IFUNC_REJECT_NONE, or why the frame must be rejected.
  */
-#define TC_FRAME_SEQ_ANY UINT64_MAX
 tc_ifunc_reject_t tc_frame_check_header(const tc_frame_hdr_t *hdr,
                                         uint32_t slot_size, uint64_t expect_seq,
                                         tc_frame_info_t *info);

@@ -45,7 +45,9 @@ unsigned tc_ifunc_poll(tc_ifunc_mailbox_h mbox, unsigned max_frames)
                          ring->base : ring->head + mbox->slot_size;
             ++handled;
             idle = 0;
-            tc_ifunc_mailbox_credit(mbox, r, 0);
+            if (ring->expect - ring->published >= mbox->credit_batch) {
+                tc_ifunc_mailbox_credit(mbox, r, 0);
+            }
         } else {
             ++idle;
             if (ucs_unlikely(ring->expect - ring->published >= mbox->credit_batch)) {
