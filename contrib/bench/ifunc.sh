@@ -11,7 +11,7 @@
 #  2. tail latency: p50 and p99.9 with and without a memory-stress
 #     neighbour (stress-ng --vm, niced, unpinned: the 2 cores are taken by
 #     the pair), posix,self, 64-byte payload;
-#  3. wait-policy cost: ucp_ifunc_lat Local with UCX_TC_WAIT_POLICY busy,
+#  3. wait-policy cost: ucp_ifunc_lat Local with UCX_TC_WAIT_POLICY adaptive (the default), busy,
 #     pause, wfe (its fallback named) and sleep: latency and CPU seconds,
 #     and cycles from perf stat where the machine counts them.
 #
@@ -52,7 +52,7 @@ if [ "$quick" = 1 ]; then
     lat_n=10000 tcp_lat_n=1000 bw_n=100000 tcp_bw_n=5000 tail_n=20000
     pol_n=500000 pol_sleep_n=10000 pol_tcp_n=5000 prof_n=1000000
 else
-    variant=full prefix=ifunc reps=5 ints="1 4 16 64 256 1024" tail_reps=5 pol_reps=3
+    variant=full prefix=ifunc reps=7 ints="1 4 16 256 1024" tail_reps=5 pol_reps=3
     lat_n=20000 tcp_lat_n=2000 bw_n=200000 tcp_bw_n=20000 tail_n=100000
     pol_n=2000000 pol_sleep_n=40000 pol_tcp_n=20000 prof_n=2000000
 fi
@@ -106,8 +106,9 @@ echo "# $cycles_note" >&2
 # shellcheck source=contrib/bench/perftest_lib.sh
 source "$here/perftest_lib.sh"   # free_port
 
-# frame size of a Local frame: 128-byte header, payload, trailer byte, 64-aligned
-local_frame() { echo $(( (128 + $1 + 1 + 63) / 64 * 64 )); }
+# frame size of a Local frame: compact (the default check signal), a 40-byte
+# header and the payload, 8-aligned (ucx_ext/ifunc/frame.h)
+local_frame() { echo $(( (40 + $1 + 7) / 8 * 8 )); }
 
 # one_run TLS SHAPE SIZE ITERS PCT [VAR=VALUE...]: sets run_line (the client's
 # final line), run_cpu, run_wall, run_cycles, run_err
@@ -251,39 +252,38 @@ done
 echo "# tail done at $(( $(date +%s) - t0 )) s" >&2
 
 # --- 3. wait-policy cost ---------------------------------------------------
-# These runs use the one-put trailer signal: they were recorded while the
-# fenced signal still had the stale-signal bug (fixed since: a put's late
-# duplicate store of the previous lap's signal is now waited out), and how
-# a receiver waits does not depend on how the frame is signalled. Over posix a reply comes back within a microsecond, so
-# every policy mostly spins; over tcp each side waits ~20 us per message,
+# The default signal. Over posix a reply comes back within a microsecond, so
+# every policy mostly spins; over tcp each side waits ~5-20 us per message,
 # which is where the policies differ.
 want policy &&
 for rep in $(seq "$pol_reps"); do
     for tls in posix,self tcp,self; do
-        for pol in busy pause wfe sleep; do
+        for pol in adaptive busy pause wfe sleep; do
             n=$pol_n
             [ "$pol" = sleep ] && n=$pol_sleep_n
             [ "$tls" = tcp,self ] && n=$pol_tcp_n
             extra_fields=("\"policy\":\"$pol\"")
             point policy "$rep" "$tls" ucp_ifunc_lat local $s $s "$n" 0 \
-                UCX_TC_WAIT_POLICY=$pol UCX_TC_IFUNC_SIGNAL=trailer
+                UCX_TC_WAIT_POLICY=$pol
             # the same pair doing (almost) nothing: its start-up and teardown CPU
             extra_fields=("\"policy\":\"$pol\"" "\"baseline\":1")
             point policy "$rep" "$tls" ucp_ifunc_lat local $s $s 1 0 \
-                UCX_TC_WAIT_POLICY=$pol UCX_TC_IFUNC_SIGNAL=trailer
+                UCX_TC_WAIT_POLICY=$pol
         done
     done
 done
 echo "# policies done at $(( $(date +%s) - t0 )) s" >&2
 
-# --- 4. what the fenced signal costs: Local with the paper's single put ------
+# --- 4. the signals: compact frames with a check word (the default), the
+# full frame fenced (the fallback), the paper's single put with a trailer ---
 want signal &&
-for rep in $(seq "$pol_reps"); do
+for rep in $(seq "$reps"); do
     for p in 4 64; do
-        extra_fields=("\"signal\":\"fence\"")
-        point signal "$rep" posix,self ucp_ifunc_lat local $p $p "$lat_n" 0
-        extra_fields=("\"signal\":\"trailer\"")
-        point signal "$rep" posix,self ucp_ifunc_lat local $p $p "$lat_n" 0 UCX_TC_IFUNC_SIGNAL=trailer
+        for sig in check fence trailer; do
+            extra_fields=("\"signal\":\"$sig\"")
+            point signal "$rep" posix,self ucp_ifunc_lat local $p $p "$lat_n" 1 UCX_TC_IFUNC_SIGNAL=$sig
+            point signal "$rep" posix,self ucp_ifunc_bw local $p $p "$bw_n" 0 UCX_TC_IFUNC_SIGNAL=$sig
+        done
     done
 done
 
@@ -367,37 +367,57 @@ for tls in ('posix,self', 'tcp,self'):
             f"{ratio(L,P):.2f} | {ratio(L,A):.2f} | {ratio(I,L):.2f} | {ratio(C,L):.2f} | "
             f"{amb:,.0f} | {bL:,.0f} | {ratio(bL,amb):.2f} | {ratio(bI,bL):.2f} | {ratio(bC,bL):.2f} |")
 
-say("\n## targets (posix,self)")
-def target(name, value, op, limit, how):
-    met = (value <= limit) if op == '<=' else (value >= limit)
-    say(f"- {name}: {value:.2f} (target {op} {limit}) -> {'met' if met else 'MISSED'} [{how}]")
-k0 = dict(transport='posix,self')
+say("\n## targets (posix,self): the median over rounds of each round's ratio (p50 for latency)")
+def per_round(section, field, a, b):
+    """median over reps of a/b, a and b selectors of one point each per rep"""
+    rs = []
+    for rep in sorted({r['rep'] for r in sel(section)}):
+        x = [r[field] for r in sel(section, rep=rep, **a)]
+        y = [r[field] for r in sel(section, rep=rep, **b)]
+        if x and y and x[0] is not None and y[0]:
+            rs.append(x[0] / y[0])
+    return (statistics.median(rs) if rs else float('nan')), rs
+def target(num, name, a, b, section, field, op, limit):
+    v, rs = per_round(section, field, a, b)
+    met = (v <= limit) if op == '<=' else (v >= limit)
+    ma = m(section, field, **a); mb = m(section, field, **b)
+    unit = 'us' if 'lat' in field else 'msg/s'
+    say(f"- {num}. {name}: {v:.2f} (target {op} {limit}) -> {'met' if met else 'MISSED'} "
+        f"[medians {ma:,.3f} vs {mb:,.3f} {unit}; per round {min(rs, default=float('nan')):.2f} .. "
+        f"{max(rs, default=float('nan')):.2f}, {len(rs)} rounds]")
+px = dict(transport='posix,self')
+tx = dict(transport='tcp,self')
+def lat(mode=None, shape='ucp_ifunc_lat', **k):
+    d = dict(shape=shape, **k)
+    if mode: d['mode'] = mode
+    return d
 for p in [x for x in (4, 64) if x in payloads]:
-    k = dict(k0, payload_bytes=p)
-    L = m('sweep', 'lat_avg_us', shape='ucp_ifunc_lat', mode='local', **k)
-    P = m('sweep', 'lat_avg_us', shape='ucp_put_lat', sized_as='local_frame', **k)
-    P0 = m('sweep', 'lat_avg_us', shape='ucp_put_lat', sized_as='payload', **k)
-    A = m('sweep', 'lat_avg_us', shape='ucp_am_lat', **k)
-    fr = m('sweep', 'frame_bytes', shape='ucp_ifunc_lat', mode='local', **k)
-    target(f"Local / ucp_put_lat, payload {p} B, same frame size {fr:.0f} B", ratio(L, P), '<=', 1.15,
-           f"{L:.3f} vs {P:.3f} us; vs put_lat of the {p}-byte payload itself: {ratio(L, P0):.2f}")
-    target(f"Local / ucp_am_lat, payload {p} B", ratio(L, A), '<=', 0.7, f"{L:.3f} vs {A:.3f} us")
-    bL = m('sweep', 'msg_rate', shape='ucp_ifunc_bw', mode='local', **k)
-    amb = m('sweep', 'msg_rate', shape='ucp_am_bw', **k)
-    target(f"ucp_ifunc_bw Local / ucp_am_bw, payload {p} B", ratio(bL, amb), '>=', 2.0,
-           f"{bL:,.0f} vs {amb:,.0f} msg/s")
+    target(1, f"Local ucp_ifunc_lat / ucp_am_lat, {p} B", lat('local', payload_bytes=p, **px),
+           lat(shape='ucp_am_lat', payload_bytes=p, **px), 'sweep', 'lat_p50_us', '<=', 0.5)
+if 4 in payloads and 64 in payloads:
+    target(2, "Local ucp_ifunc_lat 4 B / ucp_put_lat 64 B", lat('local', payload_bytes=4, **px),
+           lat(shape='ucp_put_lat', payload_bytes=64, sized_as='payload', **px), 'sweep', 'lat_p50_us',
+           '<=', 1.3)
+for p in [x for x in (4, 64) if x in payloads]:
+    target(3, f"Local ucp_ifunc_bw / ucp_am_bw, {p} B", lat('local', shape='ucp_ifunc_bw', payload_bytes=p, **px),
+           lat(shape='ucp_am_bw', payload_bytes=p, **px), 'sweep', 'msg_rate', '>=', 2.0)
+    fr = m('sweep', 'frame_bytes', shape='ucp_ifunc_bw', mode='local', payload_bytes=p, **px)
+    target(4, f"Local ucp_ifunc_bw {p} B / ucp_put_bw at its {fr:.0f}-byte frame",
+           lat('local', shape='ucp_ifunc_bw', payload_bytes=p, **px),
+           lat(shape='ucp_put_bw', payload_bytes=p, sized_as='local_frame', **px), 'sweep', 'msg_rate', '>=', 0.6)
 if payloads:
     p = payloads[0]
-    k = dict(k0, payload_bytes=p)
-    L = m('sweep', 'lat_avg_us', shape='ucp_ifunc_lat', mode='local', **k)
-    I = m('sweep', 'lat_avg_us', shape='ucp_ifunc_lat', mode='injected', **k)
-    target(f"Injected / Local latency, smallest payload {p} B", ratio(I, L), '<=', 1.3, f"{I:.3f} vs {L:.3f} us")
-    rs = [ratio(m('sweep', 'lat_avg_us', shape='ucp_ifunc_lat', mode='cached', **dict(k0, payload_bytes=q)),
-                m('sweep', 'lat_avg_us', shape='ucp_ifunc_lat', mode='local', **dict(k0, payload_bytes=q)))
-          for q in payloads]
-    C = m('sweep', 'lat_avg_us', shape='ucp_ifunc_lat', mode='cached', **k)
-    target(f"Cached / Local latency, payload {p} B", ratio(C, L), '<=', 1.05,
-           f"{C:.3f} vs {L:.3f} us; over all payloads {min(rs):.2f} .. {max(rs):.2f}")
+    target(5, f"Injected / Local ucp_ifunc_lat, {p} B", lat('injected', payload_bytes=p, **px),
+           lat('local', payload_bytes=p, **px), 'sweep', 'lat_p50_us', '<=', 1.3)
+    target(6, f"Cached / Local ucp_ifunc_lat, {p} B", lat('cached', payload_bytes=p, **px),
+           lat('local', payload_bytes=p, **px), 'sweep', 'lat_p50_us', '<=', 1.05)
+    small = [q for q in payloads if q <= 16]
+    frs = [m('sweep', 'frame_bytes', shape='ucp_ifunc_lat', mode='local', payload_bytes=q, **px) for q in small]
+    if frs:
+        say(f"- 7. smallest Local frame with <= 16 B of payload: {max(frs):.0f} bytes (target <= 64) -> "
+            f"{'met' if max(frs) <= 64 else 'MISSED'} [{', '.join('%d B: %.0f' % (q, f) for q, f in zip(small, frs))}]")
+    target(8, f"Local ucp_ifunc_lat / ucp_am_lat over tcp,self, {p} B", lat('local', payload_bytes=p, **tx),
+           lat(shape='ucp_am_lat', payload_bytes=p, **tx), 'sweep', 'lat_p50_us', '<=', 1.1)
 
 say("\n## tail latency, posix,self, 64 B payload (us): p50 / p99.9 / spread p99.9/p50-1")
 say("| shape | no stress p50 | p99.9 | spread | stress-ng --vm p50 | p99.9 | spread |")
@@ -412,11 +432,11 @@ for shape, mode, label in (('ucp_ifunc_lat', 'local', 'ifunc Local'), ('ucp_ifun
         cells += [f"{a:.3f}", f"{b:.3f}", f"{b / a - 1:.2f}" if a else 'nan']
     say(f"| {label} | " + " | ".join(cells) + " |")
 
-say("\n## wait policies, ucp_ifunc_lat Local, 64 B, trailer signal (both processes wait with the policy)")
+say("\n## wait policies, ucp_ifunc_lat Local, 64 B (both processes wait with the policy; adaptive is the default)")
 say("| transport | policy | how it waits here | lat avg us | p50 us | CPU s (both) | wall s | cores busy | CPU us per round trip |")
 say("|---|---|---|---|---|---|---|---|---|")
 pol_rows = []
-for tls, pol in [(t, p) for t in ('posix,self', 'tcp,self') for p in ('busy', 'pause', 'wfe', 'sleep')]:
+for tls, pol in [(t, p) for t in ('posix,self', 'tcp,self') for p in ('adaptive', 'busy', 'pause', 'wfe', 'sleep')]:
     rs = [r for r in sel('policy', policy=pol, transport=tls) if not r.get('baseline')]
     bs = [r for r in sel('policy', policy=pol, transport=tls) if r.get('baseline')]
     if not rs:
@@ -433,12 +453,19 @@ for tls, pol in [(t, p) for t in ('posix,self', 'tcp,self') for p in ('busy', 'p
 say("(CPU s: user+sys of both processes, whole run; cores busy and per round trip: after subtracting a 1-iteration run of the same pair)")
 say(cycles_note)
 
-say("\n## one put instead of data, fence, signal (UCX_TC_IFUNC_SIGNAL=trailer, opt-in), Local, posix,self")
+say("\n## signals, Local, posix,self (UCX_TC_IFUNC_SIGNAL; check is the default): p50 us and msg/s, medians")
 for p in (4, 64):
-    f = m('signal', 'lat_avg_us', payload_bytes=p, signal='fence')
-    t = m('signal', 'lat_avg_us', payload_bytes=p, signal='trailer')
-    if f == f:
-        say(f"- payload {p} B: fence {f:.3f} us, trailer {t:.3f} us, trailer/fence {ratio(t, f):.2f}")
+    cells = []
+    for sig in ('check', 'fence', 'trailer'):
+        l = m('signal', 'lat_p50_us', shape='ucp_ifunc_lat', payload_bytes=p, signal=sig)
+        b = m('signal', 'msg_rate', shape='ucp_ifunc_bw', payload_bytes=p, signal=sig)
+        fr = m('signal', 'frame_bytes', shape='ucp_ifunc_lat', payload_bytes=p, signal=sig)
+        cells.append(f"{sig} {l:.3f} us, {b:,.0f} msg/s ({fr:.0f}-byte frames)")
+    fl, _ = per_round('signal', 'lat_p50_us', dict(shape='ucp_ifunc_lat', payload_bytes=p, signal='check'),
+                      dict(shape='ucp_ifunc_lat', payload_bytes=p, signal='fence'))
+    fb, _ = per_round('signal', 'msg_rate', dict(shape='ucp_ifunc_bw', payload_bytes=p, signal='check'),
+                      dict(shape='ucp_ifunc_bw', payload_bytes=p, signal='fence'))
+    say(f"- payload {p} B: " + "; ".join(cells) + f"; check/fence per round: latency {fl:.2f}, rate {fb:.2f}")
 
 if bad:
     say(f"\n{len(bad)} points failed after retries:")

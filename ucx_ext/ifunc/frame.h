@@ -95,7 +95,9 @@
  *
  * Compact frames (UCX_TC_IFUNC_SIGNAL=check, the default, mailbox rings
  * only): Local and Cached frames without code, in one put that may land in
- * any byte order and store any byte twice.
+ * any byte order and store any byte twice. A sender uses them up to 1 KiB
+ * (send.c: above that, hashing every word costs more than a fence and a
+ * second put).
  *
  *   0   check         tc_frame_compact_check() of the words [8, frame_size)
  *   8   format        TC_FRAME_COMPACT_FORMAT: where a full frame has its
@@ -224,7 +226,9 @@ TC_STATIC_ASSERT((TC_FRAME_ALIGN & (TC_FRAME_ALIGN - 1)) == 0, "alignment power 
 #define TC_FRAME_COMPACT_FORMAT   0x4354u     /* "TC" at byte 8 */
 #define TC_FRAME_COMPACT_LOCAL_HDR  40u
 #define TC_FRAME_COMPACT_CACHED_HDR 48u
-#define TC_FRAME_COMPACT_MAX      65536u      /* bytes; larger frames are full */
+#define TC_FRAME_COMPACT_MAX      65536u      /* bytes a receiver accepts; senders
+                                                 send larger frames full, and
+                                                 choose full well below this */
 
 typedef struct tc_frame_compact {
     uint64_t check;           /*  0 tc_frame_compact_check() */
