@@ -6,10 +6,14 @@
 # the runtime.
 #
 #   contrib/bench/builds_compare.sh BEFORE_BUILD AFTER_BUILD [--rounds R] [--tls TLS]
+#                                   [--shapes "S ..."]
 #
-# Shapes: smc_bw (all senders) and smc_lat at N = 3, 100 B (twochains-perf
-# under twochains-run); the put ring's hop latency at N = 3, 256 B; the
-# ifunc demo's Local latency (2 processes, built against each tree). One JSON
+# Shapes (default: smc_bw smc_lat put_ring ifunc_demo): smc_bw (all senders)
+# and smc_lat at N = 3, 100 B (twochains-perf under twochains-run); the put
+# ring's hop latency at N = 3, 256 B; the ifunc demo's Local latency (2
+# processes, built against each tree); and each tree's patched ucx_perftest
+# (make -C BUILD perftest), pinned pair, 4-byte payload: ifunc_lat_local,
+# ifunc_lat_injected, ifunc_lat_cached (p50), ifunc_bw_local (msg/s). One JSON
 # object per point ("build":"before"|"after","round":r), then the median over
 # rounds of the per-round ratio after / before (> 1: after is slower for a
 # latency, faster for a rate).
@@ -19,12 +23,13 @@ before=$(cd "$1" && pwd) after=$(cd "$2" && pwd)
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-rounds=7 tls=posix,self
+rounds=7 tls=posix,self shapes="smc_bw smc_lat put_ring ifunc_demo"
 while [ $# -gt 0 ]; do
     case $1 in
         --rounds) rounds=$2; shift ;;
         --tls) tls=$2; shift ;;
-        *) echo "usage: $0 BEFORE_BUILD AFTER_BUILD [--rounds R] [--tls TLS]" >&2; exit 2 ;;
+        --shapes) shapes=$2; shift ;;
+        *) echo "usage: $0 BEFORE_BUILD AFTER_BUILD [--rounds R] [--tls TLS] [--shapes LIST]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -39,8 +44,33 @@ demo() {   # build -> path of an ifunc_demo built against it
         -L"$b/ucx_ext/.libs" -Wl,-rpath,"$b/ucx_ext/.libs" -ltwochains $(pkg-config --cflags --libs ucx)
     echo "$exe"
 }
-demo_before=$(demo "$before" before)
-demo_after=$(demo "$after" after)
+if [[ " $shapes " == *" ifunc_demo "* ]]; then
+    demo_before=$(demo "$before" before)
+    demo_after=$(demo "$after" after)
+fi
+# shellcheck source=contrib/bench/perftest_lib.sh
+source "$here/perftest_lib.sh"   # free_port
+
+perftest_ifunc() {   # build shape mode iters -> {"shape":..., "lat_p50_us" | "msg_rate"}
+    local b=$1 shape=$2 mode=$3 n=$4 pt=$1/contrib/ucx_perftest/ucx_perftest port spid line
+    [ -x "$pt" ] || { echo "builds_compare: no $pt (make -C $b perftest)" >&2; return 1; }
+    port=$(free_port)
+    env UCX_TLS="$tls" UCX_TC_IFUNC_PKG_PATH="$b/test/twochains-pkgs" UCX_TC_IFUNC_MODE="$mode" \
+        UCX_TC_IFUNC_JAM=indirect_put taskset -c 0 timeout 60 "$pt" -p "$port" >/dev/null 2>&1 &
+    spid=$!
+    for _ in $(seq 500); do [ -n "$(ss -Hltn "sport = :$port")" ] && break; sleep 0.01; done
+    line=$(env UCX_TLS="$tls" UCX_TC_IFUNC_PKG_PATH="$b/test/twochains-pkgs" UCX_TC_IFUNC_MODE="$mode" \
+               UCX_TC_IFUNC_JAM=indirect_put taskset -c 1 timeout 60 "$pt" localhost -p "$port" \
+               -t "ucp_$shape" -s 4 -n "$n" -f -I 2>/dev/null | grep -E '^ *[0-9]+ +[0-9.]+ ' | tail -1)
+    wait "$spid" 2>/dev/null || true
+    [ -n "$line" ] || return 0
+    set -- $line
+    if [ "$shape" = ifunc_lat ]; then
+        echo "{\"shape\":\"${shape}_$mode\",\"lat_p50_us\":$(sed -n 's/.*p50 \([0-9.]*\) p99.9.*/\1/p' <<<"$line")}"
+    else
+        echo "{\"shape\":\"${shape}_$mode\",\"msg_rate\":$7}"
+    fi
+}
 
 point() {   # name build round
     local name=$1 b=$2 r=$3 bin=$2/src/tools exe
@@ -57,12 +87,14 @@ point() {   # name build round
             [ "$b" = "$before" ] && exe=$demo_before || exe=$demo_after
             UCX_TLS=$tls "$bin/twochains-run" -n 2 --timeout 300 -- "$exe" -P "$b/test/twochains-pkgs" \
                 -n 5000 | sed -n 's/^\[0\] ifunc_demo: local *latency.* p50 \([0-9.]*\) us.*/{"shape":"ifunc_demo_local","lat_p50_us":\1}/p' ;;
+        ifunc_lat_*) perftest_ifunc "$b" ifunc_lat "${name#ifunc_lat_}" 200000 ;;
+        ifunc_bw_*) perftest_ifunc "$b" ifunc_bw "${name#ifunc_bw_}" 2000000 ;;
     esac
 }
 
 for r in $(seq 1 "$rounds"); do
     echo "== round $r of $rounds" >&2
-    for name in smc_bw smc_lat put_ring ifunc_demo; do
+    for name in $shapes; do
         point "$name" "$before" "$r" | tag before "$r"
         point "$name" "$after" "$r" | tag after "$r"
     done
@@ -72,7 +104,9 @@ python3 - "$work/points.jsonl" <<'PY' >&2
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 field = {"smc_bw": "msg_rate", "smc_lat": "lat_avg_us", "put_ring": "hop_lat_p50_us",
-         "ifunc_demo_local": "lat_p50_us"}
+         "ifunc_demo_local": "lat_p50_us", "ifunc_lat_local": "lat_p50_us",
+         "ifunc_lat_injected": "lat_p50_us", "ifunc_lat_cached": "lat_p50_us",
+         "ifunc_bw_local": "msg_rate"}
 print("# median over rounds of after / before")
 for shape, f in field.items():
     by = {(p["build"], p["round"]): p[f] for p in rows if p["shape"] == shape}

@@ -32,7 +32,10 @@
  *    a preempted sender can do the second one after we ran the frame and
  *    cleared the slot). So the previous lap's signal in a slot means "not
  *    yet", never a bad frame: signals carry the sequence for this reason.
- *  - an incomplete frame never blocks the progress engine.
+ *  - an incomplete frame never blocks the progress engine;
+ *  - a compact frame (frame.h) is acted on only when its slot holds the
+ *    expected seq and a check word matching every word read; its header is
+ *    read after that match, and its slot is never written.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"

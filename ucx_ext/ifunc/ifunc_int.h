@@ -211,14 +211,6 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
                                                    uint64_t expect_seq,
                                                    uint64_t sig);
 
-/*
- * Look at the frame at @a slot and, if complete, validate and run or reject
- * it, then free the slot. Never blocks: an incomplete frame is PENDING until
- * rx->trailer_timeout, then rejected as truncated.
- *
- * Inline up to the signal load: an empty slot is what most polls find, and
- * it should cost one load, not the frame setup of the validator.
- */
 /* The compact frame (frame.h) whose format and expected seq are at @a slot
  * of a mailbox ring: run, rejected, or still arriving. Never writes the slot. */
 tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
@@ -227,6 +219,14 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
                                                      uint32_t slot_size,
                                                      uint64_t expect_seq);
 
+/*
+ * Look at the frame at @a slot and, if complete, validate and run or reject
+ * it, then free the slot. Never blocks: an incomplete frame is PENDING until
+ * rx->trailer_timeout, then rejected as truncated.
+ *
+ * Inline up to the first loads: an empty slot is what most polls find, and
+ * it should cost one or two loads of one line, not the validator's setup.
+ */
 static UCS_F_ALWAYS_INLINE tc_ifunc_slot_result_t
 tc_ifunc_slot_process(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring, uint8_t *slot,
                       uint32_t slot_size, uint64_t expect_seq)
