@@ -69,20 +69,29 @@ python3 - "$jsonl" <<'PY'
 import json, sys, statistics as st, collections
 rows = [json.loads(l) for l in open(sys.argv[1])]
 by = collections.defaultdict(list)
+rnd = {}
 for r in rows:
     v = r.get('lat_p50_us') if r['case'] == 'pinned_ifunc_lat' else r.get('msg_rate')
     if v:
         by[(r['case'], r['policy'])].append((v, r.get('cpu_s')))
+        rnd[(r['case'], r['policy'], r.get('round'))] = v
 for shape in ('inproc3_urgent', 'inproc3_batched', 'procs3_batched', 'pinned_ifunc_lat'):
     med = {p: st.median(v for v, _ in by[(shape, p)]) for (s, p) in by if s == shape}
     if not med:
         continue
     lat = shape == 'pinned_ifunc_lat'
     best = min(med.values()) if lat else max(med.values())
+    best_p = next(p for p, m in med.items() if m == best)
+    rounds = sorted({k[2] for k in rnd if k[0] == shape})
     for p, m in sorted(med.items(), key=lambda kv: kv[1], reverse=not lat):
         ratio = (m / best) if lat else (best / m)
+        # the same, as the median of each round's ratio to the best policy
+        per = [(rnd[(shape, p, i)] / rnd[(shape, best_p, i)]) if lat else
+               (rnd[(shape, best_p, i)] / rnd[(shape, p, i)])
+               for i in rounds if (shape, p, i) in rnd and (shape, best_p, i) in rnd]
+        per_s = f" (per round x{st.median(per):.2f})" if per else ""
         cpu = [c for _, c in by[(shape, p)] if c is not None]
         cpu_s = f", cpu {st.median(cpu):.2f} s" if cpu else ""
         unit = "us p50" if lat else "msg/s"
-        print(f"# {shape:17s} {p:9s} median {m:12.4g} {unit}  x{ratio:5.2f} of the best{cpu_s}")
+        print(f"# {shape:17s} {p:9s} median {m:12.4g} {unit}  x{ratio:5.2f} of the best{per_s}{cpu_s}")
 PY
