@@ -39,8 +39,9 @@ cc -O2 "$TC_TOP/contrib/examples/ifunc_demo.c" -o "$demo_dir/ifunc_demo" \
     -L"$TC_BUILD/ucx_ext/.libs" -Wl,-rpath,"$TC_BUILD/ucx_ext/.libs" -ltwochains \
     $(pkg-config --cflags --libs ucx)
 # The per-mode latency is a ping-pong of server_side_sum frames (one way =
-# round trip / 2, jam run included), both sides spinning with pause.
+# round trip / 2, jam run included), both sides waiting with the default
+# policy, as users run it.
 for tls in posix,self tcp,self; do
-    UCX_TLS=$tls UCX_TC_WAIT_POLICY=pause "$bin/twochains-run" -n 2 --timeout 120 -- \
+    UCX_TLS=$tls "$bin/twochains-run" -n 2 --timeout 120 -- \
         "$demo_dir/ifunc_demo" -P "$TC_BUILD/test/twochains-pkgs" -n 2000
 done

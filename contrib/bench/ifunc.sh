@@ -445,7 +445,8 @@ for tls, pol in [(t, p) for t in ('posix,self', 'tcp,self') for p in ('adaptive'
     cpu, wall = med([r['cpu_s'] for r in rs]), med([r['wall_s'] for r in rs])
     cpu0, wall0 = med([r['cpu_s'] for r in bs]), med([r['wall_s'] for r in bs])
     per = (cpu - cpu0) / n * 1e6 / 1.0
-    busy = (cpu - cpu0) / max(wall - wall0, 1e-9)
+    # a run about as short as its baseline has no busy share to speak of
+    busy = (cpu - cpu0) / (wall - wall0) if wall - wall0 > 0.05 else float('nan')
     lat = med([r['lat_avg_us'] for r in rs])
     pol_rows.append((tls, pol, lat, med([r['lat_p50_us'] for r in rs]), cpu - cpu0, busy, per))
     say(f"| {tls} | {pol} | {rs[0].get('wait', '?')} | {lat:.3f} | {med([r['lat_p50_us'] for r in rs]):.3f} | "
