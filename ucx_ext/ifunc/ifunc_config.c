@@ -96,9 +96,12 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "Most frames one call of the mailbox poller runs.",
      ucs_offsetof(tc_ifunc_config_t, poll_batch), UCS_CONFIG_TYPE_UINT},
 
-    {"TRAILER_TIMEOUT", "100ms",
-     "How long a frame whose signal arrived may wait for the rest of it before\n"
-     "it is rejected as truncated. The poller never blocks meanwhile.",
+    {"TRAILER_TIMEOUT", "1s",
+     "How long a frame that began to arrive (its signal, or a compact frame's\n"
+     "sequence number) may wait for the rest of it before it is rejected as\n"
+     "truncated. The poller never blocks meanwhile, and only that sender's ring\n"
+     "waits; a sender preempted in the middle of its put must not lose the frame,\n"
+     "so this is long against any scheduling delay.",
      ucs_offsetof(tc_ifunc_config_t, trailer_timeout), UCS_CONFIG_TYPE_TIME},
 
     {"CACHE_ENTRIES", "256",
@@ -184,7 +187,7 @@ static void tc_ifunc_config_load(void)
         tc_ifunc_config.slot_size       = 4096;
         tc_ifunc_config.ring_depth      = 64;
         tc_ifunc_config.poll_batch      = 16;
-        tc_ifunc_config.trailer_timeout = 0.1;
+        tc_ifunc_config.trailer_timeout = 1.0;
         tc_ifunc_config.cache_entries   = 256;
         tc_ifunc_config.pkg_path        = NULL;
     }
