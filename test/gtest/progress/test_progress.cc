@@ -10,10 +10,14 @@
 #include <twochains/wait.h>
 
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -420,4 +424,64 @@ TEST(wait_adaptive, nobody_spins_beside_a_cpu_hog)
     for (auto &t : hogs) {
         t.join();
     }
+}
+
+namespace {
+
+/* this thread's run-queue wait so far, ns (0 without schedstat) */
+uint64_t own_run_delay_ns()
+{
+    std::ifstream f("/proc/thread-self/schedstat");
+    uint64_t on_cpu = 0, delay = 0;
+    f >> on_cpu >> delay;
+    return delay;
+}
+
+} // namespace
+
+TEST(wait_adaptive, a_niced_neighbour_is_no_crowd)
+{
+    /* more runnable tasks than cores, all at nice 19: the scheduler keeps
+     * them off our core, so spinning delays nobody we wait for, and the
+     * verdict must stay "not crowded" -- unless this thread itself waited
+     * for a CPU (other tests of a parallel make check at our priority),
+     * which is what the verdict is about */
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> hogs;
+    for (unsigned i = 0; i < cores + 1; ++i) {
+        hogs.emplace_back([&] {
+            setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+            while (!stop.load(std::memory_order_relaxed)) {
+            }
+        });
+    }
+    std::this_thread::sleep_for(50ms);
+    tc_waiter_t w;
+    ASSERT_EQ(UCS_OK, tc_waiter_init(&w, TC_WAIT_ADAPTIVE));
+    const uint64_t delay0 = own_run_delay_ns();
+    const auto t0 = clock_type::now();
+    unsigned crowded_looks = 0, looks = 0;
+    while (clock_type::now() - t0 < 300ms) {
+        tc_waiter_idle(&w, nullptr);
+        if ((++looks % 1024) == 0) {
+            crowded_looks += tc_waiter_machine_crowded();
+            tc_waiter_reset(&w);
+        }
+    }
+    const double elapsed_ns = std::chrono::duration<double, std::nano>(clock_type::now() - t0).count();
+    const double delayed = (double)(own_run_delay_ns() - delay0) / elapsed_ns;
+    tc_waiter_reset(&w);
+    stop = true;
+    for (auto &t : hogs) {
+        t.join();
+    }
+    if (delayed > 0.1) {
+        std::cout << "[ NOTE     ] this thread waited " << delayed * 100
+                  << " % of the time for a CPU: the machine is crowded for it, not by the "
+                     "niced hogs alone" << std::endl;
+        return;
+    }
+    EXPECT_EQ(0u, crowded_looks) << cores + 1 << " niced hogs on " << cores
+                                 << " cores; this thread waited " << delayed * 100 << " %";
 }
