@@ -49,6 +49,18 @@ unsigned failure_detector::watch()
     const int me     = ctx_.me();
     const double now = now_s();
     unsigned events  = 0;
+    if ((last_watch_s_ != 0) && (now - last_watch_s_ > ctx_.settings.suspect_s / 2)) {
+        /* we did not run for that long (stopped, descheduled): our own
+         * silence is no evidence against the others, whose heartbeats and
+         * verdicts may still wait in our receive queue (the active-message
+         * lane delivers them in progress calls to come). Their clocks
+         * start again; a dead one is suspected a timeout from now. */
+        ucs_diag("group: epoch %ld: the failure detector did not run for %.0f ms; "
+                 "peers' clocks restart", static_cast<long>(ctx_.epoch()),
+                 (now - last_watch_s_) * 1e3);
+        std::fill(last_seen_.begin(), last_seen_.end(), now);
+    }
+    last_watch_s_ = now;
     if (now - last_heartbeat_s_ >= ctx_.settings.heartbeat_s) {
         last_heartbeat_s_ = now;
         ctx_.set(c.heartbeat, ctx_.mine(c.heartbeat) + 1);

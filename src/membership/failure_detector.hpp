@@ -12,6 +12,9 @@
  *  - a member that one it still trusts suspects is expelled: it stops, and
  *    its calls fail; checked before our own timeouts, which a stall of ours
  *    also trips;
+ *  - a stall of ours (no watch for half a suspicion timeout) restarts the
+ *    others' clocks instead of counting against them: over the
+ *    active-message lane the verdict that expels us may still be queued;
  *  - a member that left cleanly (phase drained) is silent on purpose and is
  *    not suspected.
  */
@@ -41,6 +44,7 @@ private:
 
     group_context        &ctx_;
     double               last_heartbeat_s_ = 0;
+    double               last_watch_s_     = 0;  /* a longer gap: we stalled */
     std::vector<double>  last_seen_;        /* by row */
     std::vector<int64_t> seen_heartbeat_;   /* by row */
     std::vector<int>     put_failed_rank_;  /* reported by the pusher */
