@@ -23,11 +23,11 @@ if [ "${1:-}" = "--quick" ]; then
     reps=1 iters=10000 lat_iters=300 batches="1 64" flushes="0 20" members="3" rates="20000 200000"
     out=$here/results/smc_batch/quick
 fi
-export UCX_TLS=posix,self UCX_TC_WAIT_POLICY=${UCX_TC_WAIT_POLICY:-sleep}
+export UCX_TLS=posix,self   # and the default wait policy, unless UCX_TC_WAIT_POLICY is set
 mkdir -p "$out"
 jsonl=$out/smc_batch.jsonl
 : > "$jsonl"
-echo "# $(nproc) cores, UCX_TC_WAIT_POLICY=$UCX_TC_WAIT_POLICY, --inproc, posix,self, median of $reps" >&2
+echo "# $(nproc) cores, UCX_TC_WAIT_POLICY=${UCX_TC_WAIT_POLICY:-adaptive (default)}, --inproc, posix,self, median of $reps" >&2
 
 perf() { "$bin/twochains-perf" --inproc -s 100 --json "$@"; }
 # median of the msg_rate field over REPS runs of the same point; prints that run's JSON

@@ -45,6 +45,8 @@ private:
     group_context        &ctx_;
     double               last_heartbeat_s_ = 0;
     double               last_watch_s_     = 0;  /* a longer gap: we stalled */
+    static constexpr unsigned kWatchEvery  = 16;  /* engine passes per look */
+    unsigned             passes_           = 0;
     std::vector<double>  last_seen_;        /* by row */
     std::vector<int64_t> seen_heartbeat_;   /* by row */
     std::vector<int>     put_failed_rank_;  /* reported by the pusher */

@@ -307,11 +307,12 @@ unsigned sender::push_pending()
     if (pending <= 0) {
         return 0;
     }
+    const double now = now_s();   /* one clock read per pass */
     if (oldest_pending_s_ == 0) {
-        oldest_pending_s_ = now_s();
+        oldest_pending_s_ = now;
     }
     const auto cause = flush_decision({pending, ctx_.settings.batch, ctx_.settings.flush_s,
-                                       now_s() - oldest_pending_s_, commits == 0,
+                                       now - oldest_pending_s_, commits == 0,
                                        requested || !ctx_.settings.batched});
     if (!cause) {
         return 1; /* pending: keep the engine awake until the deadline */
