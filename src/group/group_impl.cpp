@@ -285,8 +285,10 @@ ucs_status_t group_impl::close()
     if (!threaded) {
         ucs_status_t flushed = ctx_.pusher.flush();
         status               = (status != UCS_OK) ? status : flushed;
-        tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
-        poller_id_ = -1;
+        if (poller_id_ >= 0) {   /* a view installed during close took it */
+            tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
+            poller_id_ = -1;
+        }
     }
     return status;
 }
