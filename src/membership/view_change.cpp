@@ -87,10 +87,16 @@ unsigned view_change::lead_trim()
     const int64_t leaving = adopted >= 0 ? ctx_.raw(adopted, c.leaving) :
                                            static_cast<int64_t>(ctx_.suspected() & ctx_.map.mask());
     for (int s = 0; s < ctx_.map.sender_count(); ++s) {
-        const int o = ctx_.map.sender_column(s);
+        const int o    = ctx_.map.sender_column(s);
+        const int from = ctx_.map.sender_row(s);
         for (int row : rows) {
-            trim[o] = std::min(trim[o], adopted >= 0 ? ctx_.raw(adopted, c.trim, o) :
-                                                       ctx_.get(row, c.received, o));
+            /* a sender has all it sent; its own receive report may lag its
+             * final "sent" (batched mode defers reports, and the wedge
+             * pushes only the counters), and taking it would trim messages
+             * every member received */
+            const int64_t has = (row == from) ? ctx_.get(row, c.sent) :
+                                                ctx_.get(row, c.received, o);
+            trim[o] = std::min(trim[o], adopted >= 0 ? ctx_.raw(adopted, c.trim, o) : has);
         }
     }
     publish_trim(trim, admit, leaving);
