@@ -414,6 +414,34 @@ static int tc_ifunc_size_ok(uint32_t size, uint32_t slot_size)
            ((size % TC_FRAME_ALIGN) == 0);
 }
 
+/* A frame that began to arrive is still incomplete: 1 once it has been so
+ * for the trailer timeout (and the wait is accounted), 0 while it may come */
+static int tc_ifunc_slot_timed_out(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring)
+{
+    double now = tc_ifunc_now();
+
+    if (ring->pending_since == 0) {
+        ring->pending_since = now;
+        return 0;
+    }
+    if (now - ring->pending_since < rx->trailer_timeout) {
+        return 0;
+    }
+    rx->stats->pending_wait_s += now - ring->pending_since;
+    ring->pending_since = 0;
+    return 1;
+}
+
+/* The frame is complete: the time it was pending counts as trailer wait */
+static UCS_F_ALWAYS_INLINE void tc_ifunc_slot_arrived(tc_ifunc_rx_t *rx,
+                                                      tc_ifunc_ring_t *ring)
+{
+    if (ucs_unlikely(ring->pending_since != 0)) {
+        rx->stats->pending_wait_s += tc_ifunc_now() - ring->pending_since;
+        ring->pending_since = 0;
+    }
+}
+
 /* A frame is over: keep its signal as the slot's last, and clear what tells
  * the next poll that a frame is here. A complete frame is the receiver's
  * (the sender fenced or flushed everything before its signal): clear its
@@ -445,7 +473,6 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
     tc_frame_hdr_t h;
     uint32_t size;
     int complete;
-    double now;
 
     detail[0] = '\0';
     if (ring->depth != 0) {
@@ -483,16 +510,9 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
                    (h.seq == TC_FRAME_SIGNAL_SEQ(sig));
     }
     if (ucs_unlikely(!complete)) {
-        now = tc_ifunc_now();
-        if (ring->pending_since == 0) {
-            ring->pending_since = now;
+        if (!tc_ifunc_slot_timed_out(rx, ring)) {
             return TC_IFUNC_SLOT_PENDING;
         }
-        if (now - ring->pending_since < rx->trailer_timeout) {
-            return TC_IFUNC_SLOT_PENDING;
-        }
-        rx->stats->pending_wait_s += now - ring->pending_since;
-        ring->pending_since = 0;
         memcpy(&h, slot, sizeof(h));
         if (TC_FRAME_SIGNAL_MAGIC(sig) != TC_FRAME_MAGIC) {
             reason = TC_IFUNC_REJECT_SIGNAL;
@@ -513,10 +533,7 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
         }
         goto reject;
     }
-    if (ucs_unlikely(ring->pending_since != 0)) {
-        rx->stats->pending_wait_s += tc_ifunc_now() - ring->pending_since;
-        ring->pending_since = 0;
-    }
+    tc_ifunc_slot_arrived(rx, ring);
 
     complete_size = size;
     reason = tc_frame_check_header(&h, slot_size, expect_seq, NULL);
@@ -575,7 +592,6 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
     char detail[160];
     uint64_t check;
     void *payload;
-    double now;
 
     /* the check word and the size it covers, then every covered word: a
      * match means each word read was the sent one, and words only ever
@@ -594,16 +610,9 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
     }
     if (ucs_unlikely(size == 0)) {
         /* the expected seq is here, the rest not yet */
-        now = tc_ifunc_now();
-        if (ring->pending_since == 0) {
-            ring->pending_since = now;
+        if (!tc_ifunc_slot_timed_out(rx, ring)) {
             return TC_IFUNC_SLOT_PENDING;
         }
-        if (now - ring->pending_since < rx->trailer_timeout) {
-            return TC_IFUNC_SLOT_PENDING;
-        }
-        rx->stats->pending_wait_s += now - ring->pending_since;
-        ring->pending_since = 0;
         memcpy(&h, slot, sizeof(h));
         if ((hdr_size != TC_FRAME_COMPACT_LOCAL_HDR) &&
             (hdr_size != TC_FRAME_COMPACT_CACHED_HDR)) {
@@ -621,10 +630,7 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
         }
         goto reject;
     }
-    if (ucs_unlikely(ring->pending_since != 0)) {
-        rx->stats->pending_wait_s += tc_ifunc_now() - ring->pending_since;
-        ring->pending_since = 0;
-    }
+    tc_ifunc_slot_arrived(rx, ring);
 
     /* the whole Cached size, a constant copy; a Local frame's code_hash
      * is payload bytes here, never read (slots are at least 64 bytes) */

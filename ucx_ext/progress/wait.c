@@ -98,43 +98,40 @@ static uint64_t tc_wait_crowd_next_ns;
 static int      tc_wait_crowded;
 static int      tc_wait_crowd_seen;   /* the previous look found it crowded */
 
+/* The first line of a small /proc file into @a buf (NUL-terminated) */
+static int tc_wait_read_proc(const char *path, char *buf, size_t size)
+{
+    ssize_t len;
+    int fd;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return 0;
+    }
+    len = read(fd, buf, size - 1);
+    close(fd);
+    if (len <= 0) {
+        return 0;
+    }
+    buf[len] = '\0';
+    return 1;
+}
+
 static int tc_wait_read_running(unsigned *running_p)
 {
     char buf[128];
-    ssize_t len;
-    int fd;
 
-    fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return 0;
-    }
-    len = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (len <= 0) {
-        return 0;
-    }
-    buf[len] = '\0';
-    return sscanf(buf, "%*f %*f %*f %u/", running_p) == 1;
+    return tc_wait_read_proc("/proc/loadavg", buf, sizeof(buf)) &&
+           (sscanf(buf, "%*f %*f %*f %u/", running_p) == 1);
 }
 
-/* This thread's time waiting on a run queue, in ns; 0 if unknown */
+/* This thread's time waiting on a run queue, in ns */
 static int tc_wait_read_run_delay(uint64_t *delay_p)
 {
     char buf[96];
-    ssize_t len;
-    int fd;
 
-    fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return 0;
-    }
-    len = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (len <= 0) {
-        return 0;
-    }
-    buf[len] = '\0';
-    return sscanf(buf, "%*u %lu", delay_p) == 1;
+    return tc_wait_read_proc("/proc/thread-self/schedstat", buf, sizeof(buf)) &&
+           (sscanf(buf, "%*u %lu", delay_p) == 1);
 }
 
 /* Did this thread wait for a CPU more than its share since its last look? */
