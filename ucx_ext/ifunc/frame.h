@@ -291,11 +291,11 @@ static inline uint64_t tc_frame_compact_check(const void *frame, uint32_t size)
         a = tc_frame_check_mix(a, __atomic_load_n(&w[i], __ATOMIC_RELAXED));
     }
     /* lanes folded apart (rotations keep a one-lane difference a difference) */
-    return tc_frame_check_fold(a) ^ ((tc_frame_check_fold(b) << 17) |
-                                     (tc_frame_check_fold(b) >> 47)) ^
-           ((tc_frame_check_fold(c) << 31) | (tc_frame_check_fold(c) >> 33)) ^
-           ((tc_frame_check_fold(d) << 47) | (tc_frame_check_fold(d) >> 17)) ^
-           (uint64_t)n;
+    b = tc_frame_check_fold(b);
+    c = tc_frame_check_fold(c);
+    d = tc_frame_check_fold(d);
+    return tc_frame_check_fold(a) ^ ((b << 17) | (b >> 47)) ^ ((c << 31) | (c >> 33)) ^
+           ((d << 47) | (d >> 17)) ^ (uint64_t)n;
 }
 
 /**
