@@ -11,7 +11,7 @@
  *
  * Usage: ifunc_bad CASE   (see cases[] below)
  */
-#include "ifunc/ifunc_int.h"
+#include "ifunc_pair.h"
 
 #include <twochains/ifunc.h>
 
@@ -412,7 +412,6 @@ int main(int argc, char **argv)
     tc_bootstrap_h boot;
     tc_ifunc_pkg_h pkg;
     tc_ifunc_ucp_t ucp;
-    char prefix[1024];
     bad_case_t c;
 
     for (c = 0; c < BAD_LAST; ++c) {
@@ -424,15 +423,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: ifunc_bad CASE\n");
         return 2;
     }
-    if (tc_bootstrap_create_from_env(&boot) != UCS_OK) {
-        return 2;
-    }
-    g_rank = tc_bootstrap_rank(boot);
-    if ((tc_bootstrap_size(boot) != 2) || (tc_ifunc_ucp_init(&ucp) != UCS_OK)) {
-        return 2;
-    }
-    snprintf(prefix, sizeof(prefix), "%s/test/twochains-pkgs", TC_BUILDDIR);
-    if (tc_ifunc_pkg_load(prefix, "tcbench", &pkg) != UCS_OK) {
+    if (ifunc_pair_start(&boot, &g_rank, &ucp, &pkg) != 0) {
         return 2;
     }
 

@@ -23,7 +23,7 @@
  * truncated, once; and run the frame after it. Prints
  * "ifunc_tear rank R: OK" and exits 0 only then.
  */
-#include "ifunc/ifunc_int.h"
+#include "ifunc_pair.h"
 
 #include <twochains/ifunc.h>
 
@@ -287,17 +287,8 @@ int main(void)
     tc_bootstrap_h boot;
     tc_ifunc_pkg_h pkg;
     tc_ifunc_ucp_t ucp;
-    char prefix[1024];
 
-    if (tc_bootstrap_create_from_env(&boot) != UCS_OK) {
-        return 2;
-    }
-    g_rank = tc_bootstrap_rank(boot);
-    if ((tc_bootstrap_size(boot) != 2) || (tc_ifunc_ucp_init(&ucp) != UCS_OK)) {
-        return 2;
-    }
-    snprintf(prefix, sizeof(prefix), "%s/test/twochains-pkgs", TC_BUILDDIR);
-    if (tc_ifunc_pkg_load(prefix, "tcbench", &pkg) != UCS_OK) {
+    if (ifunc_pair_start(&boot, &g_rank, &ucp, &pkg) != 0) {
         return 2;
     }
 
