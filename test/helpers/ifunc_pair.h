@@ -1,0 +1,35 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The start every two-rank ifunc helper makes (ifunc_bad, ifunc_tear): the
+ * bootstrap from the launcher's environment, exactly two ranks, UCP with
+ * the ifunc worker, and the test package tcbench from the build tree.
+ */
+#ifndef TC_TEST_IFUNC_PAIR_H_
+#define TC_TEST_IFUNC_PAIR_H_
+
+#include "ifunc/ifunc_int.h"
+
+#include <twochains/bootstrap.h>
+#include <twochains/ifunc.h>
+
+#include <stdio.h>
+
+/* 0 on success; the caller exits 2 otherwise */
+static inline int ifunc_pair_start(tc_bootstrap_h *boot_p, int *rank_p, tc_ifunc_ucp_t *ucp,
+                                   tc_ifunc_pkg_h *pkg_p)
+{
+    char prefix[1024];
+
+    if (tc_bootstrap_create_from_env(boot_p) != UCS_OK) {
+        return -1;
+    }
+    *rank_p = tc_bootstrap_rank(*boot_p);
+    if ((tc_bootstrap_size(*boot_p) != 2) || (tc_ifunc_ucp_init(ucp) != UCS_OK)) {
+        return -1;
+    }
+    snprintf(prefix, sizeof(prefix), "%s/test/twochains-pkgs", TC_BUILDDIR);
+    return (tc_ifunc_pkg_load(prefix, "tcbench", pkg_p) == UCS_OK) ? 0 : -1;
+}
+
+#endif
