@@ -125,6 +125,9 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
                 local_error = "member rank out of the bootstrap's range";
             }
         }
+        if (params.on_deliver && params.on_deliver_span) {
+            local_error = "set on_deliver or on_deliver_span, not both";
+        }
     }
 
     std::vector<std::byte> digest;
@@ -196,7 +199,7 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
     return UCS_OK;
 }
 
-ucs_status_t group::send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+ucs_status_t group::send(size_t size, fill_ref fill,
                          bool block, bool urgent)
 {
     return on_current_view([&](group_impl &g) { return g.send(size, fill, block, urgent); });

@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace tc {
@@ -28,6 +29,29 @@ namespace tc {
 enum class delivery_mode {
     ordered,  /* total order, delivered once stable at every member */
     raw       /* delivered on receipt, per-sender FIFO only */
+};
+
+/* What send() calls, once, to write a message in place: a non-owning
+ * reference to any callable void(std::span<std::byte>) (a lambda, a
+ * std::function, a function), valid for the call only. One indirect call,
+ * no allocation, however much the callable captures. */
+class fill_ref {
+public:
+    template<class F>
+        requires(std::is_invocable_v<F &, std::span<std::byte>> &&
+                 !std::is_same_v<std::remove_cvref_t<F>, fill_ref>)
+    fill_ref(F &&f) noexcept // NOLINT: converts like std::function does
+        : callable_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+          call_([](void *c, std::span<std::byte> b) {
+              (*static_cast<std::remove_reference_t<F>*>(c))(b);
+          })
+    {
+    }
+    void operator()(std::span<std::byte> b) const { call_(callable_, b); }
+
+private:
+    void *callable_;
+    void (*call_)(void *, std::span<std::byte>);
 };
 
 struct message {
@@ -68,7 +92,12 @@ struct group_params {
      * is an SMC slot; they are delivered, like any message, once stable. */
     size_t                                  rdmc_max_message = 0;
     size_t                                  rdmc_block       = 0;   /* 0: UCX_TC_RDMC_BLOCK */
+    /* Delivery: one message per call, or (set one of the two, not both)
+     * consecutive messages in delivery order per call, fewer calls at high
+     * rates. A message's data points into its slot (or RDMC buffer) and is
+     * valid until the callback returns. */
     std::function<void(const message &)>    on_deliver;
+    std::function<void(std::span<const message>)> on_deliver_span;
     std::function<void(const view &)>       on_view;
     /* Joins (see group::join). A member with a join port admits joiners
      * that connect to it there (0: it admits none). When it sponsors one,
@@ -139,7 +168,7 @@ public:
      * and in close() fails with UCS_ERR_TIMED_OUT when the group makes no
      * progress for UCX_TC_GROUP_TIMEOUT (30 s).
      */
-    ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+    ucs_status_t send(size_t size, fill_ref fill,
                       bool block = true, bool urgent = false);
 
     /* Two-step form of send(): a slot to write into, then commit(). Not for

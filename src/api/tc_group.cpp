@@ -25,6 +25,9 @@ struct tc_group {
 
 namespace {
 
+/* C descriptors of a span go out in chunks of this many, built on the stack */
+constexpr size_t kSpanChunk = 64;
+
 tc::group_params to_cpp(const tc_group_params_t &c)
 {
     tc::group_params p;
@@ -45,6 +48,24 @@ tc::group_params to_cpp(const tc_group_params_t &c)
         p.on_deliver = [cb, arg](const tc::message &m) {
             tc_group_message_t cm{m.sender, m.index, m.seq, m.data.data(), m.data.size()};
             cb(&cm, arg);
+        };
+    }
+    if (c.deliver_span != nullptr) {
+        auto cb  = c.deliver_span;
+        auto arg = c.deliver_arg;
+        p.on_deliver_span = [cb, arg](std::span<const tc::message> msgs) {
+            tc_group_message_t cm[kSpanChunk];
+            size_t n = 0;
+            for (const auto &m : msgs) {
+                cm[n++] = {m.sender, m.index, m.seq, m.data.data(), m.data.size()};
+                if (n == kSpanChunk) {
+                    cb(cm, n, arg);
+                    n = 0;
+                }
+            }
+            if (n != 0) {
+                cb(cm, n, arg);
+            }
         };
     }
     if (c.get_state != nullptr) {

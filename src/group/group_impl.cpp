@@ -216,7 +216,7 @@ ucs_status_t group_impl::build_view(ucp_node &node, const group_params &p,
 
 /* --- the application's calls --------------------------------------------- */
 
-ucs_status_t group_impl::send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+ucs_status_t group_impl::send(size_t size, fill_ref fill,
                               bool block, bool urgent)
 {
     const bool threaded = ctx_.settings.threaded;

@@ -62,7 +62,7 @@ public:
                                    std::vector<int> senders, int64_t epoch, int sponsor_id,
                                    bool joiner, std::unique_ptr<group_impl> &out);
 
-    ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+    ucs_status_t send(size_t size, fill_ref fill,
                       bool block, bool urgent);
     ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
     {

@@ -56,7 +56,7 @@ ucs_status_t large_messages::usable() const
 }
 
 ucs_status_t large_messages::send(size_t size,
-                                  const std::function<void(std::span<std::byte>)> &fill,
+                                  fill_ref fill,
                                   bool block, smc::sender &sender, waiter &wait)
 {
     ucs_status_t status = sender.check_send(size);
@@ -81,9 +81,7 @@ ucs_status_t large_messages::send(size_t size,
     if (status != UCS_OK) {
         return status;
     }
-    if (fill) {
-        fill(buffer);
-    }
+    fill(buffer);
     int64_t transfer = -1;
     status = engine_->send(buffer, &transfer);
     if (status != UCS_OK && status != UCS_INPROGRESS) {

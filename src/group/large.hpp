@@ -48,7 +48,7 @@ public:
     /* UCS_OK, or why this view cannot send large messages (logged) */
     ucs_status_t usable() const;
 
-    ucs_status_t send(size_t size, const std::function<void(std::span<std::byte>)> &fill,
+    ucs_status_t send(size_t size, fill_ref fill,
                       bool block, smc::sender &sender, waiter &wait);
 
     /* For a large message's slot: accept its transfer (once, in this

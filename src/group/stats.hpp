@@ -19,6 +19,13 @@ public:
         return __atomic_fetch_add(&(s_.*field), n, __ATOMIC_RELAXED);
     }
 
+    /* For a field only one thread writes: no read-modify-write. */
+    void add(uint64_t group_stats::*field, uint64_t n)
+    {
+        __atomic_store_n(&(s_.*field), __atomic_load_n(&(s_.*field), __ATOMIC_RELAXED) + n,
+                         __ATOMIC_RELAXED);
+    }
+
     group_stats snapshot(const sst::put_counts &puts) const
     {
         group_stats s;

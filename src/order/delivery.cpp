@@ -12,13 +12,63 @@
 
 namespace tc {
 
+/* Up to kSpan descriptors of consecutive messages, handed out when full and
+ * when the walk ends. */
+class delivery::chunk {
+public:
+    explicit chunk(delivery &d) : d_(d) {}
+    ~chunk() { flush(); }
+    chunk(const chunk &)            = delete;
+    chunk &operator=(const chunk &) = delete;
+
+    void add(int sender, int64_t index, int64_t seq, std::span<const std::byte> data)
+    {
+        msgs_[n_] = {sender, index, seq, data};
+        if (++n_ == kSpan) {
+            flush();
+        }
+    }
+    void flush()
+    {
+        if (n_ != 0) {
+            d_.hand_out(msgs_, n_);
+            n_ = 0;
+        }
+    }
+
+private:
+    delivery &d_;
+    message  msgs_[kSpan];
+    unsigned n_ = 0;
+};
+
+delivery::delivery(group_context &ctx, smc::receiver &received, large_messages &large)
+    : ctx_(ctx), received_(received), large_(large)
+{
+    cursors_.reserve(ctx_.map.creation_sender_count());
+}
+
+void delivery::hand_out(const message *msgs, unsigned count)
+{
+    ctx_.stats.add(&group_stats::delivered, count);
+    const auto errors = [this] { return ctx_.count(&group_stats::callback_errors); };
+    if (ctx_.params.on_deliver_span) {
+        call_contained("group: delivery callback", "delivery goes on",
+                       [&] { ctx_.params.on_deliver_span({msgs, count}); }, errors);
+    } else if (ctx_.params.on_deliver) {
+        for (unsigned i = 0; i < count; ++i) {
+            call_contained("group: delivery callback", "delivery goes on",
+                           [&] { ctx_.params.on_deliver(msgs[i]); }, errors);
+        }
+    }
+}
+
 void delivery::deliver_one(int sender, int64_t index, int64_t seq)
 {
     if (received_.is_null(sender, index)) {
         return;
     }
     const auto *h = ctx_.header(sender, index);
-    ctx_.count(&group_stats::delivered);
     std::span<const std::byte> data{reinterpret_cast<const std::byte*>(h + 1), h->size};
     int64_t transfer = -1;
     if ((h->flags & smc::SLOT_FLAG_RDMC) && large_.enabled()) {
@@ -38,39 +88,75 @@ void delivery::deliver_one(int sender, int64_t index, int64_t seq)
             }
         }
     } releaser{large_, sender, transfer};
-    if (!ctx_.params.on_deliver) {
-        return;
-    }
     const message m{ctx_.map.current().senders[sender], index, seq, data};
-    call_contained("group: delivery callback", "delivery goes on",
-                   [&] { ctx_.params.on_deliver(m); },
-                   [&] { return ctx_.count(&group_stats::callback_errors); });
+    hand_out(&m, 1);
+}
+
+/*
+ * The walk keeps, per sender, where its next slot is: sequences go round
+ * the senders, so each step moves one sender's slot by one, and nothing is
+ * divided per message.
+ */
+template<class Keep>
+unsigned delivery::deliver_range(int64_t first, int64_t last, Keep &&keep)
+{
+    const int S      = ctx_.map.sender_count();
+    const unsigned w = ctx_.settings.window;
+    const auto &rank = ctx_.map.current().senders;
+    if (first > last) {
+        return 0;
+    }
+    cursors_.resize(S);
+    int s       = order::sender_of(first, S);
+    int64_t idx = order::index_of(first, S);
+    for (int t = 0; t < S; ++t) {
+        const int64_t k = idx + (t < s ? 1 : 0);   /* senders before s are one lap ahead */
+        cursors_[t]     = {ctx_.slot(t, 0), received_.taken_column(t),
+                           static_cast<unsigned>(k % w)};
+    }
+    const size_t stride = ctx_.settings.stride;
+    chunk out(*this);
+    for (int64_t seq = first; seq <= last; ++seq) {
+        cursor &c     = cursors_[s];
+        const auto &t = c.taken[c.slot];
+        if (!(t.flags & smc::SLOT_FLAG_NULL) && keep(s, idx)) {
+            if ((t.flags & smc::SLOT_FLAG_RDMC) && large_.enabled()) {
+                out.flush();
+                deliver_one(s, idx, seq);
+            } else {
+                out.add(rank[s], idx, seq,
+                        {c.base + c.slot * stride + sizeof(smc::slot_header), t.size});
+            }
+        }
+        if (++c.slot == w) {
+            c.slot = 0;
+        }
+        if (++s == S) {
+            s = 0;
+            ++idx;
+        }
+    }
+    return static_cast<unsigned>(last - first + 1);
 }
 
 unsigned delivery::deliver_stable()
 {
-    const int S             = ctx_.map.sender_count();
     const int64_t stable    = ctx_.min_over_members(ctx_.cols.published) - 1;
-    int64_t       delivered = ctx_.mine(ctx_.cols.delivered) - 1;
-    unsigned      count     = 0;
-    while (delivered < stable) {
-        ++delivered;
-        if (ctx_.params.mode == delivery_mode::ordered) {
-            deliver_one(order::sender_of(delivered, S), order::index_of(delivered, S), delivered);
-        }
-        ++count;
+    const int64_t delivered = ctx_.mine(ctx_.cols.delivered) - 1;
+    if (delivered >= stable) {
+        return 0;
     }
-    if (count != 0) {
-        /* invariant: we deliver only what we have ourselves received */
-        if (delivered > ctx_.mine(ctx_.cols.published) - 1) {
-            ucs_error("group: invariant broken: delivered %ld beyond published %ld",
-                      static_cast<long>(delivered),
-                      static_cast<long>(ctx_.mine(ctx_.cols.published)));
-            std::abort();
-        }
-        ctx_.set(ctx_.cols.delivered, delivered + 1);
-        received_.note_delivered();
+    /* invariant: we deliver only what we have ourselves received */
+    if (stable > ctx_.mine(ctx_.cols.published) - 1) {
+        ucs_error("group: invariant broken: stable %ld beyond published %ld",
+                  static_cast<long>(stable), static_cast<long>(ctx_.mine(ctx_.cols.published)));
+        std::abort();
     }
+    const unsigned count = (ctx_.params.mode == delivery_mode::ordered) ?
+            deliver_range(delivered + 1, stable, [](int, int64_t) { return true; }) :
+            static_cast<unsigned>(stable - delivered);
+    ctx_.set(ctx_.cols.delivered, stable + 1);
+    received_.note_delivered();
     return count;
 }
 
@@ -89,12 +175,8 @@ void delivery::deliver_up_to_trim()
     for (int s = 0; s < S; ++s) {
         trimmed += static_cast<uint64_t>(received_.received(s) - kept(s));
     }
-    for (int64_t seq = delivered + 1; seq <= last; ++seq) {
-        const int s       = order::sender_of(seq, S);
-        const int64_t idx = order::index_of(seq, S);
-        if (idx < kept(s) && ctx_.params.mode == delivery_mode::ordered) {
-            deliver_one(s, idx, seq);
-        }
+    if (ctx_.params.mode == delivery_mode::ordered) {
+        deliver_range(delivered + 1, last, [&](int s, int64_t idx) { return idx < kept(s); });
     }
     ctx_.count(&group_stats::trimmed, trimmed);
     ucs_diag("group: epoch %ld: delivered up to the trim, %lu received messages beyond it "

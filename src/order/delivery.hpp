@@ -7,14 +7,25 @@
  * sequence order, nulls skipped. Raw mode delivers on receipt instead
  * (smc/receiver calls deliver_one).
  *
+ * The application gets messages one per on_deliver call, or as spans of
+ * consecutive ones through on_deliver_span: then the messages of one engine
+ * pass go out in chunks of up to kSpan descriptors built on the stack, each
+ * pointing into its slot (zero copy), one call per chunk; a large message
+ * (RDMC) ends a chunk and goes alone, its buffer released after the call.
+ * Per message the walk does no division, no allocation and no atomic
+ * read-modify-write; the delivered count moves once per pass.
+ *
  * Invariants (asserted): delivered <= published here; at a view change,
  * every survivor delivers exactly the sequences below the agreed trim, so
  * survivors' delivered sequences are identical. A callback that throws is
- * contained and counted; delivery goes on.
+ * contained and counted; delivery goes on with the next chunk.
  */
 #pragma once
 
 #include "group/context.hpp"
+#include "smc/receiver.hpp"
+
+#include <vector>
 
 namespace tc {
 
@@ -25,10 +36,7 @@ class receiver;
 
 class delivery {
 public:
-    delivery(group_context &ctx, smc::receiver &received, large_messages &large)
-        : ctx_(ctx), received_(received), large_(large)
-    {
-    }
+    delivery(group_context &ctx, smc::receiver &received, large_messages &large);
 
     void start_epoch() { ctx_.set(ctx_.cols.delivered, 0); }
 
@@ -45,10 +53,25 @@ public:
     /* one message to the application (nulls are not delivered) */
     void deliver_one(int sender, int64_t index, int64_t seq);
 
+    static constexpr unsigned kSpan = 64;
+
 private:
-    group_context  &ctx_;
-    smc::receiver  &received_;
-    large_messages &large_;
+    class chunk;
+
+    struct cursor {
+        const std::byte               *base;   /* the sender's first slot */
+        const smc::receiver::taken_slot *taken; /* what its slots hold */
+        unsigned                      slot;    /* where its next message in the walk is */
+    };
+
+    /* sequences first..last in order, those for which keep(sender, index) */
+    template<class Keep> unsigned deliver_range(int64_t first, int64_t last, Keep &&keep);
+    void hand_out(const message *msgs, unsigned count);
+
+    group_context       &ctx_;
+    smc::receiver       &received_;
+    large_messages      &large_;
+    std::vector<cursor> cursors_;   /* by view sender, reused by every walk */
 };
 
 } // namespace tc

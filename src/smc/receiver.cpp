@@ -9,13 +9,17 @@
 
 #include <ucs/debug/log_def.h>
 
+#include <algorithm>
+#include <climits>
+
 namespace tc::smc {
 
 using sst::put_purpose;
 
 receiver::receiver(group_context &ctx, delivery &deliver, large_messages &large)
     : ctx_(ctx), deliver_(deliver), large_(large),
-      null_slot_(static_cast<size_t>(ctx.map.creation_sender_count()) * ctx.settings.window, 0)
+      taken_(static_cast<size_t>(ctx.map.creation_sender_count()) * ctx.settings.window,
+             taken_slot{0, 0})
 {
     received_.assign(ctx_.map.sender_count(), 0);
 }
@@ -27,44 +31,70 @@ void receiver::start_epoch()
         ctx_.set(ctx_.cols.received, 0, o);
     }
     received_.assign(ctx_.map.sender_count(), 0);
-    std::fill(null_slot_.begin(), null_slot_.end(), 0);
+    std::fill(taken_.begin(), taken_.end(), taken_slot{0, 0});
     report_due_ = delivery_report_due_ = false;
 }
 
-int64_t receiver::consume(int sender, int64_t index, int64_t sent)
+receiver::run receiver::consume(int sender, int64_t index, int64_t sent, unsigned max_items)
 {
-    const auto *h       = ctx_.header(sender, index);
-    const bool is_null  = h->flags & SLOT_FLAG_NULL;
-    const int64_t count = is_null ? h->size : 1;
-    const bool is_large = (h->flags & SLOT_FLAG_RDMC) && large_.enabled();
     const unsigned w    = ctx_.settings.window;
-    if (is_large && h->index == index && h->size == sizeof(rdmc_descriptor) &&
-        !large_.arrived(sender, index)) {
-        return kNotYet;
-    }
-    if ((h->index != index) || (!is_null && h->size > ctx_.params.max_payload) ||
-        (is_null && (count < 1 || count > w || index + count > sent))) {
-        if (!malformed_logged_) {
-            malformed_logged_ = true;
-            ucs_error("group: malformed slot from rank %d: index %ld (expected %ld), "
-                      "size %u (max %zu), flags %u", ctx_.map.current().senders[sender],
-                      static_cast<long>(h->index), static_cast<long>(index), h->size,
-                      ctx_.params.max_payload, h->flags);
+    const size_t stride = ctx_.settings.stride;
+    const bool raw      = ctx_.params.mode == delivery_mode::raw;
+    taken_slot *taken   = &taken_[ctx_.map.sender_column(sender) * w];
+    std::byte *base     = ctx_.slot(sender, 0);
+    unsigned slot       = static_cast<unsigned>(index % w);
+    run r{index, 0, 0};
+    while (r.next < sent && r.items < max_items) {
+        /* the slots were just written by another core: ask for the ones
+         * ahead while this one is checked */
+        const unsigned ahead = slot + kPrefetchAhead;
+        __builtin_prefetch(base + (ahead < w ? ahead : ahead % w) * stride);
+        const auto *h       = reinterpret_cast<const slot_header*>(base + slot * stride);
+        const bool is_null  = h->flags & SLOT_FLAG_NULL;
+        const int64_t count = is_null ? h->size : 1;
+        if ((h->flags & SLOT_FLAG_RDMC) && large_.enabled() && h->index == r.next &&
+            h->size == sizeof(rdmc_descriptor) && !large_.arrived(sender, r.next)) {
+            r.stop = kNotYet;
+            break;
         }
-        return -1;
+        /* a null run is bounded by the newest counter */
+        const int64_t bound = is_null ? std::max(sent, ctx_.get(ctx_.map.sender_row(sender),
+                                                                ctx_.cols.sent)) : sent;
+        if ((h->index != r.next) || (!is_null && h->size > ctx_.params.max_payload) ||
+            (is_null && (count < 1 || count > w || r.next + count > bound))) {
+            if (!malformed_logged_) {
+                malformed_logged_ = true;
+                ucs_error("group: malformed slot from rank %d: index %ld (expected %ld), "
+                          "size %u (max %zu), flags %u", ctx_.map.current().senders[sender],
+                          static_cast<long>(h->index), static_cast<long>(r.next), h->size,
+                          ctx_.params.max_payload, h->flags);
+            }
+            r.stop = -1;
+            break;
+        }
+        for (int64_t i = 0; i < count; ++i) {
+            taken[slot] = {h->size, h->flags};
+            slot        = (slot + 1 == w) ? 0 : slot + 1;
+        }
+        r.next += count;
+        ++r.items;
+        if (raw && !is_null) {
+            publish(sender, r.next);
+            deliver_.deliver_one(sender, r.next - 1,
+                                 order::sequence_of(r.next - 1, sender, ctx_.map.sender_count()));
+        }
     }
-    const int column = ctx_.map.sender_column(sender);
-    for (int64_t i = index; i < index + count; ++i) {
-        null_slot_[column * w + i % w] = is_null;
+    if (r.items != 0) {
+        publish(sender, r.next);
     }
-    received_[sender] = index + count;
-    ctx_.set(ctx_.cols.received, received_[sender], column);
+    return r;
+}
+
+void receiver::publish(int sender, int64_t received)
+{
+    received_[sender] = received;
+    ctx_.set(ctx_.cols.received, received, ctx_.map.sender_column(sender));
     ctx_.set(ctx_.cols.published, order::contiguous_received(received_) + 1);
-    if (ctx_.params.mode == delivery_mode::raw && !is_null) {
-        deliver_.deliver_one(sender, index,
-                             order::sequence_of(index, sender, ctx_.map.sender_count()));
-    }
-    return index + count;
 }
 
 bool receiver::new_messages() const
@@ -78,32 +108,32 @@ bool receiver::new_messages() const
     return false;
 }
 
+/* Batched: each sender's new slots in one run, one report after all of
+ * them. Urgent: a report after every message. */
 unsigned receiver::receive_new()
 {
-    unsigned events = 0;
+    const bool batched = ctx_.settings.batched;
+    unsigned events    = 0;
     for (int s = 0; s < ctx_.map.sender_count() && !ctx_.failed; ++s) {
         if (s == ctx_.map.my_sender()) {
             continue;
         }
         const int64_t sent = ctx_.get(ctx_.map.sender_row(s), ctx_.cols.sent);
         while (received_[s] < sent && !ctx_.failed) {
-            /* the counter read again: a null run is bounded by the newest */
-            const int64_t next =
-                    consume(s, received_[s], ctx_.get(ctx_.map.sender_row(s), ctx_.cols.sent));
-            if (next == kNotYet) {
-                break; /* RDMC blocks still arriving: later passes retry */
-            }
-            if (next < 0) {
+            const run r = consume(s, received_[s], sent, batched ? UINT_MAX : 1);
+            events += r.items;
+            if (r.stop == -1) {
                 ctx_.fail_on(UCS_ERR_IO_ERROR);
-                break;
             }
-            ++events;
-            if (!ctx_.settings.batched) {
+            if (r.stop != 0) {
+                break; /* kNotYet: RDMC blocks still arriving, later passes retry */
+            }
+            if (!batched) {
                 ctx_.fail_on(push_report(put_purpose::receive_report));
             }
         }
     }
-    if (ctx_.settings.batched && events != 0) {
+    if (batched && events != 0) {
         report_due_ = true; /* one report after consuming everything new */
     }
     return events;

@@ -11,13 +11,15 @@
  *    else is a protocol error, logged once;
  *  - received[s] only grows within an epoch, and published is 1 + the
  *    highest sequence below which nothing is missing;
- *  - urgent mode reports every message at once; batched mode one report
- *    after consuming everything new, and an idle member pushes its delivered
+ *  - urgent mode reports every message at once; batched mode takes each
+ *    sender's new slots as one run (its counters published once per run)
+ *    and sends one report after consuming everything new, and an idle member pushes its delivered
  *    counter alone after kDeliveryReportIdleS.
  */
 #pragma once
 
 #include "group/context.hpp"
+#include "smc/slot.hpp"
 
 #include <vector>
 
@@ -37,10 +39,18 @@ public:
     /* Counters restart at an epoch (set here, pushed by the caller). */
     void start_epoch();
 
-    /* Take message @a index of view sender @a sender (or the null run that
-     * starts there), of which @a sent are out; returns the next index, -1 on
-     * a malformed slot, kNotYet while a large message's data is on its way. */
-    int64_t consume(int sender, int64_t index, int64_t sent);
+    /* What consume() took: the next index, the slots (a null run is one),
+     * and why it stopped early: 0, -1 on a malformed slot, kNotYet while a
+     * large message's data is on its way. */
+    struct run {
+        int64_t  next;
+        unsigned items;
+        int64_t  stop;
+    };
+    /* Take up to @a max_items slots of view sender @a sender from @a index,
+     * of which @a sent are out, and publish once (raw mode: before each
+     * delivery). */
+    run consume(int sender, int64_t index, int64_t sent, unsigned max_items);
 
     bool new_messages() const;
     unsigned receive_new();
@@ -54,13 +64,27 @@ public:
 
     int64_t received(int sender) const { return received_[sender]; }
     const std::vector<int64_t> &received() const { return received_; }
+    /* What consume() found in each slot it took, so that delivery need not
+     * read the slot header again: its size and flags (a null run's body
+     * slots are marked null). */
+    struct taken_slot {
+        uint32_t size;
+        uint32_t flags;
+    };
+    const taken_slot *taken_column(int sender) const
+    {
+        return &taken_[ctx_.map.sender_column(sender) * ctx_.settings.window];
+    }
     bool is_null(int sender, int64_t index) const
     {
-        return null_slot_[ctx_.map.sender_column(sender) * ctx_.settings.window +
-                          index % ctx_.settings.window];
+        return taken_column(sender)[index % ctx_.settings.window].flags & SLOT_FLAG_NULL;
     }
 
 private:
+    void publish(int sender, int64_t received);
+
+    static constexpr unsigned kPrefetchAhead = 4;
+
     /* An idle member pushes its delivered counter alone after this long. */
     static constexpr double kDeliveryReportIdleS = 20e-6;
 
@@ -68,7 +92,7 @@ private:
     delivery             &deliver_;
     large_messages       &large_;
     std::vector<int64_t> received_;        /* by view sender: mirror of our row */
-    std::vector<uint8_t> null_slot_;       /* [column][slot]: a null */
+    std::vector<taken_slot> taken_;       /* [column][slot] */
     bool                 report_due_          = false;
     bool                 delivery_report_due_ = false;
     double               last_report_s_       = 0;

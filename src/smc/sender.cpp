@@ -7,6 +7,7 @@
 #include "order/sequence.hpp"
 #include "smc/receiver.hpp"
 
+#include <climits>
 #include <cstring>
 
 namespace tc::smc {
@@ -99,7 +100,7 @@ ucs_status_t sender::reserve(size_t size, bool block, int64_t &index)
 }
 
 ucs_status_t sender::send_slot(size_t size, uint32_t flags, bool block,
-                               const std::function<void(std::span<std::byte>)> &fill,
+                               fill_ref fill,
                                bool urgent)
 {
     int64_t index;
@@ -107,9 +108,7 @@ ucs_status_t sender::send_slot(size_t size, uint32_t flags, bool block,
     if (status != UCS_OK) {
         return status;
     }
-    if (fill) {
-        fill({ctx_.slot(ctx_.map.my_sender(), index) + sizeof(slot_header), size});
-    }
+    fill({ctx_.slot(ctx_.map.my_sender(), index) + sizeof(slot_header), size});
     return commit_index(index, size, flags, urgent);
 }
 
@@ -191,8 +190,12 @@ ucs_status_t sender::commit_index(int64_t index, size_t size, uint32_t flags, bo
     const slot_header h{static_cast<uint32_t>(size), flags, index};
     std::memcpy(ctx_.slot(ctx_.map.my_sender(), index), &h, sizeof(h));
     committed_flag_[index % ctx_.settings.window].store(index + 1, std::memory_order_release);
-    ctx_.count(&group_stats::sent);
-    commits_since_poll_.fetch_add(1, std::memory_order_relaxed);
+    if (ctx_.settings.threaded) {
+        ctx_.count(&group_stats::sent);
+    } else {
+        ctx_.stats.add(&group_stats::sent, 1);
+    }
+    committed_since_poll_.store(true, std::memory_order_relaxed);
     if (ctx_.settings.threaded) {
         if (urgent) {
             request_push();
@@ -284,11 +287,8 @@ ucs_status_t sender::push_batch(flush_cause cause)
     }
     oldest_pending_s_ = 0;
     /* loopback: our own messages are received here without a put */
-    for (int64_t i = first; i < last && status == UCS_OK;) {
-        i = received_.consume(me, i, last);
-        if (i < 0) {
-            status = UCS_ERR_IO_ERROR; /* own large messages are always here */
-        }
+    if (status == UCS_OK && received_.consume(me, first, last, UINT_MAX).next != last) {
+        status = UCS_ERR_IO_ERROR; /* own large messages are always here */
     }
     if (status == UCS_OK && !ctx_.settings.batched) {
         status = received_.push_report(put_purpose::receive_report);
@@ -303,7 +303,7 @@ unsigned sender::push_pending()
     advance_committed();
     const int64_t pending = committed_ - pushed();
     const bool requested  = flush_requested_.exchange(false, std::memory_order_acq_rel);
-    const int commits     = commits_since_poll_.exchange(0, std::memory_order_relaxed);
+    const bool committed  = committed_since_poll_.exchange(false, std::memory_order_relaxed);
     if (pending <= 0) {
         return 0;
     }
@@ -312,7 +312,7 @@ unsigned sender::push_pending()
         oldest_pending_s_ = now;
     }
     const auto cause = flush_decision({pending, ctx_.settings.batch, ctx_.settings.flush_s,
-                                       now - oldest_pending_s_, commits == 0,
+                                       now - oldest_pending_s_, !committed,
                                        requested || !ctx_.settings.batched});
     if (!cause) {
         return 1; /* pending: keep the engine awake until the deadline */

@@ -58,7 +58,7 @@ public:
 
     /* reserve, @a fill in place, commit; urgent pushes at once */
     ucs_status_t send_slot(size_t size, uint32_t flags, bool block,
-                           const std::function<void(std::span<std::byte>)> &fill,
+                           fill_ref fill,
                            bool urgent = false);
 
     ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block);
@@ -116,7 +116,7 @@ private:
     int64_t                                 committed_  = 0; /* engine's thread */
     std::atomic<int64_t>                    pushed_{0};
     std::unique_ptr<std::atomic<int64_t>[]> committed_flag_; /* per slot: index + 1 */
-    std::atomic<int>                        commits_since_poll_{0};
+    std::atomic<bool>                       committed_since_poll_{false};
     std::atomic<bool>                       flush_requested_{false};
     double                                  oldest_pending_s_ = 0;
     int64_t                                 pending_index_    = -1;  /* get_buffer() */

@@ -51,6 +51,9 @@ struct options {
     unsigned    threads = 0;      /* smc_bw batched: application sender threads per member */
     size_t      background = 0;   /* smc_lat: another group multicasts this many bytes
                                      over RDMC from the last rank, all along */
+    unsigned    groups  = 1;      /* smc_bw: groups (shards) over the same members */
+    unsigned    active  = 0;      /* of which send (0: all) */
+    bool        per_message = false; /* on_deliver instead of on_deliver_span */
 };
 
 double now_s()
@@ -85,6 +88,9 @@ void usage(FILE *out)
                  "                      messages over RDMC in a second group on the same node\n"
                  "  --threads T         smc_bw, batched: T sender threads per member, the\n"
                  "                      engine driven by its own thread (threaded senders)\n"
+                 "  --groups G          smc_bw: G groups over the same members and engine\n"
+                 "  --active A          smc_bw: A of the G groups send, the rest idle (default G)\n"
+                 "  --deliver span|message  delivery callback (default span; smc_lat: message)\n"
                  "  --members N         with --inproc: members to start (default 3)\n"
                  "  --inproc            all members in this process, one thread each,\n"
                  "                      joined by the in-process bootstrap\n"
@@ -104,6 +110,9 @@ bool parse(int argc, char **argv, options &o)
                                       {"threads", required_argument, nullptr, 'T'},
                                       {"rdmc-background", required_argument, nullptr, 'G'},
                                       {"members", required_argument, nullptr, 'N'},
+                                      {"groups", required_argument, nullptr, 'g'},
+                                      {"active", required_argument, nullptr, 'a'},
+                                      {"deliver", required_argument, nullptr, 'D'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
     int c;
@@ -132,6 +141,17 @@ bool parse(int argc, char **argv, options &o)
         case 'j': o.json = true; break;
         case 'I': o.inproc = true; break;
         case 'N': o.members = std::atoi(optarg); break;
+        case 'g': o.groups = std::strtoul(optarg, nullptr, 0); break;
+        case 'a': o.active = std::strtoul(optarg, nullptr, 0); break;
+        case 'D':
+            if (!std::strcmp(optarg, "message")) {
+                o.per_message = true;
+            } else if (std::strcmp(optarg, "span") != 0) {
+                std::fprintf(stderr, "twochains-perf: unknown delivery '%s' (span, message)\n",
+                             optarg);
+                return false;
+            }
+            break;
         case 'h': usage(stdout); std::exit(0);
         default: return false;
         }
@@ -145,7 +165,17 @@ bool parse(int argc, char **argv, options &o)
         return false;
     }
     if (o.shape == "smc_lat") {
-        o.one = true;
+        o.one         = true;
+        o.per_message = true;
+    }
+    if (o.active == 0) {
+        o.active = o.groups;
+    }
+    if (o.groups < 1 || o.groups > 1024 || o.active > o.groups ||
+        (o.groups > 1 && (o.shape != "smc_bw" || o.threads > 0 || o.background > 0))) {
+        std::fprintf(stderr, "twochains-perf: --groups 1..1024 with -t smc_bw (not with "
+                             "--threads or --rdmc-background), --active <= --groups\n");
+        return false;
     }
     if (o.threads > 0 && (o.shape != "smc_bw" || !o.batched)) {
         std::fprintf(stderr, "twochains-perf: --threads needs -t smc_bw --mode batched\n");
@@ -200,10 +230,22 @@ int run_member(tc_bootstrap_h boot, const options &o)
 
     const uint64_t total_per_sender = o.warmup + o.iters;
     const uint64_t senders          = o.one ? 1 : n;
+    const bool latency              = o.shape == "smc_lat";
+    /* delivered here, over the active groups: written by the engine's thread
+     * only, read by others with threaded senders */
     std::atomic<uint64_t> delivered{0};
+    const uint64_t warm_total = o.warmup * senders * o.active;
+    const uint64_t all_total  = total_per_sender * senders * o.active;
     double   t_start = 0, t_measured = 0;
     std::vector<double> lat_us;     /* smc_lat: send -> delivery here, per message */
-    lat_us.reserve(o.iters);
+    lat_us.reserve(latency ? o.iters : 0);
+    const auto count_delivered = [&](uint64_t k) {
+        const uint64_t before = delivered.load(std::memory_order_relaxed);
+        delivered.store(before + k, std::memory_order_release);
+        if (before < warm_total && before + k >= warm_total) {
+            t_start = now_s();   /* the measured phase starts after warm-up */
+        }
+    };
 
     tc::group_params p;
     for (int r = 0; r < n; ++r) {
@@ -218,21 +260,33 @@ int run_member(tc_bootstrap_h boot, const options &o)
     p.batch       = o.batch;
     p.flush_us    = o.flush_us;
     p.threaded_senders = (o.threads > 0);
-    p.on_deliver  = [&](const tc::message &m) {
-        ++delivered;
-        if (delivered == o.warmup * senders) {
-            t_start = now_s();   /* the measured phase starts after warm-up */
-        }
-        if (o.shape == "smc_lat" && m.index >= static_cast<int64_t>(o.warmup)) {
-            double sent;
-            std::memcpy(&sent, m.data.data(), sizeof(sent));
-            lat_us.push_back((now_s() - sent) * 1e6);
-        }
-    };
-    std::unique_ptr<tc::group> g;
-    if (tc::group::create(node, p, g) != UCS_OK) {
-        return 2;
+    if (o.per_message) {
+        p.on_deliver = [&](const tc::message &m) {
+            count_delivered(1);
+            if (latency && m.index >= static_cast<int64_t>(o.warmup)) {
+                double sent;
+                std::memcpy(&sent, m.data.data(), sizeof(sent));
+                lat_us.push_back((now_s() - sent) * 1e6);
+            }
+        };
+    } else {
+        p.on_deliver_span = [&](std::span<const tc::message> msgs) {
+            count_delivered(msgs.size());
+        };
     }
+    /* --groups: the first o.active groups send, the others stay idle */
+    std::vector<std::unique_ptr<tc::group>> groups(o.groups);
+    for (unsigned i = 0; i < o.groups; ++i) {
+        tc::group_params gp = p;
+        if (i >= o.active) {
+            gp.on_deliver      = nullptr;
+            gp.on_deliver_span = nullptr;
+        }
+        if (tc::group::create(node, gp, groups[i]) != UCS_OK) {
+            return 2;
+        }
+    }
+    tc::group *const g = groups[0].get();
     /* --rdmc-background: a second group (another shard on the same worker and
      * progress engine) whose last rank keeps a large RDMC message in flight */
     std::unique_ptr<tc::group> bg;
@@ -254,8 +308,7 @@ int run_member(tc_bootstrap_h boot, const options &o)
     if (bg && rank == n - 1) {
         /* the background sender: large messages back to back until the
          * measured group has delivered everything here */
-        const uint64_t total = total_per_sender * senders;
-        while (delivered.load() < total) {
+        while (delivered.load() < all_total) {
             if (bg->send(o.background, [](std::span<std::byte> b) { b[0] = std::byte{1}; }) !=
                 UCS_OK) {
                 return 1;
@@ -277,6 +330,11 @@ int run_member(tc_bootstrap_h boot, const options &o)
             return w->delivered->load() >= w->target;
         }
     };
+    /* smc_lat stamps its send time; smc_bw writes the index (no clock read) */
+    const auto fill_latency = [](std::span<std::byte> buf) {
+        const double t = now_s();
+        std::memcpy(buf.data(), &t, sizeof(t));
+    };
     if (o.threads > 0) {
         /* threaded senders: the engine runs on its own thread, T application
          * threads send; this thread only waits */
@@ -291,9 +349,8 @@ int run_member(tc_bootstrap_h boot, const options &o)
                     const uint64_t mine = total_per_sender / o.threads +
                                           (t < total_per_sender % o.threads ? 1 : 0);
                     for (uint64_t k = 0; k < mine; ++k) {
-                        if (g->send(o.size, [](std::span<std::byte> buf) {
-                                double now = now_s();
-                                std::memcpy(buf.data(), &now, sizeof(now));
+                        if (g->send(o.size, [k](std::span<std::byte> buf) {
+                                std::memcpy(buf.data(), &k, sizeof(k));
                             }) != UCS_OK) {
                             failed++;
                             return;
@@ -306,25 +363,28 @@ int run_member(tc_bootstrap_h boot, const options &o)
             t.join();
         }
         const double deadline = now_s() + 120;
-        while (!failed && delivered.load() < total_per_sender * senders && now_s() < deadline) {
+        while (!failed && delivered.load() < all_total && now_s() < deadline) {
             std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
         t_measured = now_s() - t_start;
         const ucs_status_t closed = g->close();
         tc_progress_thread_stop(node.engine());
-        if (failed || closed != UCS_OK || delivered.load() < total_per_sender * senders) {
+        if (failed || closed != UCS_OK || delivered.load() < all_total) {
             return 1;
         }
     } else if (g->is_sender()) {
         for (uint64_t k = 0; k < total_per_sender; ++k) {
-            ucs_status_t status = g->send(o.size, [&](std::span<std::byte> buf) {
-                double t = now_s();
-                std::memcpy(buf.data(), &t, sizeof(t));
-            });
-            if (status != UCS_OK) {
-                return 1;
+            for (unsigned i = 0; i < o.active; ++i) {
+                const ucs_status_t status =
+                        latency ? groups[i]->send(o.size, fill_latency) :
+                                  groups[i]->send(o.size, [k](std::span<std::byte> buf) {
+                                      std::memcpy(buf.data(), &k, sizeof(k));
+                                  });
+                if (status != UCS_OK) {
+                    return 1;
+                }
             }
-            if (o.shape == "smc_lat" && o.rate > 0) {
+            if (latency && o.rate > 0) {
                 /* open loop: send at the offered rate, progressing meanwhile */
                 const double due = wall0 + static_cast<double>(k + 1) / o.rate;
                 struct until_time {
@@ -335,7 +395,7 @@ int run_member(tc_bootstrap_h boot, const options &o)
                     }
                 } u{due};
                 tc_progress_until(node.engine(), until_time::done, &u, 30);
-            } else if (o.shape == "smc_lat") {
+            } else if (latency) {
                 /* one message in flight: wait until it is delivered here,
                  * which needs it to be stable at every member */
                 wait_delivered w{&delivered, k + 1};
@@ -346,7 +406,7 @@ int run_member(tc_bootstrap_h boot, const options &o)
         }
     }
     if (o.threads == 0) {
-        wait_delivered all{&delivered, total_per_sender * senders};
+        wait_delivered all{&delivered, all_total};
         if (tc_progress_until(node.engine(), wait_delivered::done, &all, 120) != UCS_OK) {
             std::fprintf(stderr, "rank %d: delivered %lu of %lu\n", rank,
                          static_cast<unsigned long>(delivered.load()),
@@ -354,8 +414,10 @@ int run_member(tc_bootstrap_h boot, const options &o)
             return 1;
         }
         t_measured = now_s() - t_start;
-        if (g->close() != UCS_OK) {
-            return 1;
+        for (auto &each : groups) {
+            if (each->close() != UCS_OK) {
+                return 1;
+            }
         }
         if (bg && bg->close() != UCS_OK) {
             return 1;
@@ -366,15 +428,20 @@ int run_member(tc_bootstrap_h boot, const options &o)
         }
     }
     const double wall = now_s() - wall0, cpu = cpu_s() - cpu0;
-    auto st = g->stats();
-    const double batch_avg = st.batches ? double(st.batched_msgs) / double(st.batches) : 0;
-
-    /* per rank: elapsed, protocol puts, all puts, cpu */
-    const uint64_t protocol = st.puts[tc::sst::put_purpose::data] +
-                              st.puts[tc::sst::put_purpose::counter] +
-                              st.puts[tc::sst::put_purpose::receive_report] +
-                              st.puts[tc::sst::put_purpose::null_message] +
-                              st.puts[tc::sst::put_purpose::delivery_report];
+    /* over every group, idle ones included */
+    uint64_t protocol = 0, batches = 0, batched_msgs = 0;
+    for (const auto &each : groups) {
+        const auto st = each->stats();
+        protocol += st.puts[tc::sst::put_purpose::data] +
+                    st.puts[tc::sst::put_purpose::counter] +
+                    st.puts[tc::sst::put_purpose::receive_report] +
+                    st.puts[tc::sst::put_purpose::null_message] +
+                    st.puts[tc::sst::put_purpose::delivery_report];
+        batches += st.batches;
+        batched_msgs += st.batched_msgs;
+    }
+    const double batch_avg = batches ? double(batched_msgs) / double(batches) : 0;
+    /* per rank: elapsed, protocol puts, cpu, batch size */
     auto per_rank  = gather<double>(node, {t_measured, static_cast<double>(protocol), cpu,
                                            batch_avg});
     auto latencies = gather<double>(node, lat_us);
@@ -394,11 +461,11 @@ int run_member(tc_bootstrap_h boot, const options &o)
     }
     batch_avg_all = batch_ranks ? batch_avg_all / batch_ranks : 0;
     const char *mode = o.batched ? "batched" : "urgent";
-    const double msgs     = static_cast<double>(o.iters * senders);
-    const double all_msgs = static_cast<double>(total_per_sender * senders);
+    const double msgs     = static_cast<double>(o.iters * senders * o.active);
+    const double all_msgs = static_cast<double>(all_total);
     /* smc_lat: a message is delivered at all members when the last one has it */
-    std::vector<double> to_all(o.iters, 0);
-    if (o.shape == "smc_lat" && latencies.size() == o.iters * n) {
+    std::vector<double> to_all(latency ? o.iters : 0, 0);
+    if (latency && latencies.size() == o.iters * n) {
         for (int r = 0; r < n; ++r) {
             for (uint64_t i = 0; i < o.iters; ++i) {
                 to_all[i] = std::max(to_all[i], latencies[r * o.iters + i]);
@@ -420,13 +487,14 @@ int run_member(tc_bootstrap_h boot, const options &o)
                     "\"flush_us\":%.0f,\"offered_rate\":%.0f,\"messages\":%.0f,"
                     "\"msg_rate\":%.1f,\"MB/s\":%.3f,\"lat_avg_us\":%.3f,\"lat_p50_us\":%.3f,"
                     "\"lat_p999_us\":%.3f,\"puts_per_msg\":%.3f,\"batch_avg\":%.2f,"
-                    "\"threads\":%u,\"rdmc_background_bytes\":%zu,"
-                    "\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
+                    "\"threads\":%u,\"rdmc_background_bytes\":%zu,\"groups\":%u,\"active\":%u,"
+                    "\"delivery\":\"%s\",\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
                     o.shape.c_str(), mode, tl.c_str(), lane.c_str(), n, static_cast<unsigned long>(senders),
                     o.size, o.window, o.batch.value_or(0), o.flush_us.value_or(-1), o.rate, msgs,
                     rate, rate * static_cast<double>(o.size) / 1e6, avg, percentile(to_all, 0.5),
                     percentile(to_all, 0.999), puts / all_msgs, batch_avg_all, o.threads,
-                    o.background, cpu_all, wall);
+                    o.background, o.groups, o.active, o.per_message ? "message" : "span",
+                    cpu_all, wall);
     } else if (o.shape == "smc_bw") {
         std::printf("%s: %d members, %lu senders, %zu B: %.0f msg/s delivered, %.2f MB/s, "
                     "%.2f puts/msg (%s)\n", o.shape.c_str(), n, static_cast<unsigned long>(senders),

@@ -11,6 +11,8 @@
  *
  * Usage: group_probe [-c COUNT] [-s MAX] [-w WINDOW] [-o (one sender)] [-2]
  *                    [-L LARGE: every 5th message is MAX+1..LARGE bytes, over RDMC]
+ *                    [-S: span delivery (deliver_span), one call per run of messages;
+ *                     prints "spans N longest L" too]
  */
 #include <twochains/group.h>
 
@@ -26,6 +28,8 @@ typedef struct {
     uint64_t bad;
     int64_t  next[64];   /* next expected number per sender rank */
     size_t   max;
+    uint64_t spans;
+    size_t   longest;
 } probe_state_t;
 
 static uint64_t splitmix(uint64_t x)
@@ -61,6 +65,22 @@ static void fnv(uint64_t *h, const void *p, size_t n)
     }
 }
 
+static void deliver(const tc_group_message_t *m, void *arg);
+
+static void deliver_span(const tc_group_message_t *msgs, size_t count, void *arg)
+{
+    probe_state_t *st = arg;
+    size_t i;
+
+    ++st->spans;
+    if (count > st->longest) {
+        st->longest = count;
+    }
+    for (i = 0; i < count; ++i) {
+        deliver(&msgs[i], arg);
+    }
+}
+
 static void deliver(const tc_group_message_t *m, void *arg)
 {
     probe_state_t *st = arg;
@@ -92,7 +112,7 @@ int main(int argc, char **argv)
     int64_t count = 1000, k;
     size_t max = 256;
     unsigned window = 32;
-    int one_sender = 0, two_groups = 0, opt, rank, size, g, ngroups, rc = 0;
+    int one_sender = 0, two_groups = 0, spans = 0, opt, rank, size, g, ngroups, rc = 0;
     int members[2][64], nmembers[2], senders[1];
     tc_bootstrap_h boot;
     tc_node_h node;
@@ -100,7 +120,7 @@ int main(int argc, char **argv)
     probe_state_t state[2];
     unsigned char *buf;
 
-    while ((opt = getopt(argc, argv, "c:s:w:o2L:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:s:w:o2L:S")) != -1) {
         switch (opt) {
         case 'c': count = atoll(optarg); break;
         case 's': max = (size_t)atoll(optarg); break;
@@ -108,6 +128,7 @@ int main(int argc, char **argv)
         case 'o': one_sender = 1; break;
         case '2': two_groups = 1; break;
         case 'L': large_max = (size_t)atoll(optarg); break;
+        case 'S': spans = 1; break;
         default: return 2;
         }
     }
@@ -153,7 +174,8 @@ int main(int argc, char **argv)
         p.sender_count = one_sender ? 1 : 0;
         p.max_payload  = max;
         p.window       = window;
-        p.deliver      = deliver;
+        p.deliver      = spans ? NULL : deliver;
+        p.deliver_span = spans ? deliver_span : NULL;
         p.deliver_arg  = &state[g];
         p.rdmc_max_message = large_max;
         if (tc_group_create(node, &p, &groups[g]) != UCS_OK) {
@@ -191,6 +213,10 @@ int main(int argc, char **argv)
         printf("group %d chain %016llx count %llu bad %llu\n", g,
                (unsigned long long)state[g].chain, (unsigned long long)state[g].count,
                (unsigned long long)state[g].bad);
+        if (spans) {
+            printf("group %d spans %llu longest %zu\n", g, (unsigned long long)state[g].spans,
+                   state[g].longest);
+        }
         if (state[g].count != expected || state[g].bad != 0 ||
             tc_group_delivered(groups[g]) != expected) {
             fprintf(stderr, "group %d: delivered %llu (expected %llu), %llu bad\n", g,

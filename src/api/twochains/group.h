@@ -31,6 +31,10 @@ typedef struct tc_group_message {
 } tc_group_message_t;
 
 typedef void (*tc_group_deliver_cb_t)(const tc_group_message_t *msg, void *arg);
+/** @a count consecutive messages in delivery order; their data is valid
+ *  until the callback returns. */
+typedef void (*tc_group_deliver_span_cb_t)(const tc_group_message_t *msgs, size_t count,
+                                           void *arg);
 
 /** At a member sponsoring a joiner, after the old view's last delivery:
  *  *@a data_p is malloc()ed state (the library frees it), or NULL for none. */
@@ -53,6 +57,9 @@ typedef struct tc_group_params {
     tc_group_get_state_cb_t get_state;
     tc_group_set_state_cb_t set_state;
     void                  *state_arg;
+    /** Instead of @a deliver (set one, not both): spans of consecutive
+     *  messages, one call each; @a deliver_arg is its argument. */
+    tc_group_deliver_span_cb_t deliver_span;
 } tc_group_params_t;
 
 /** Collective over the bootstrap. The node does not take @a boot. */

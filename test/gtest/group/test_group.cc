@@ -69,6 +69,8 @@ struct member_result {
     uint64_t          sent         = 0;
     tc::group_stats   stats;
     std::vector<ucs_status_t> misuse_status;
+    uint64_t          spans        = 0;   /* span delivery: callbacks */
+    size_t            longest_span = 0;
 };
 
 struct scenario {
@@ -86,6 +88,7 @@ struct scenario {
     int              throw_every  = 0;      /* member 1's callback throws every n-th */
     int64_t          quiet_sends  = -1;     /* member 1 sends only this many */
     bool             nonblocking  = false;  /* send without blocking, retry on NO_RESOURCE */
+    bool             spans        = false;  /* on_deliver_span instead of on_deliver */
     std::function<void(int, tc::group_params &)> tweak;  /* per-member parameter change */
     std::function<void(int, tc::group &, member_result &)> misuse; /* before sending */
 };
@@ -145,6 +148,17 @@ void run_member(tc_bootstrap_inproc_domain_h domain, int rank, const scenario &s
             throw std::runtime_error("callback failure injected by the test");
         }
     };
+    if (sc.spans) {
+        p.on_deliver_span = [&out, each = std::move(p.on_deliver)](
+                                    std::span<const tc::message> msgs) {
+            ++out.spans;
+            out.longest_span = std::max(out.longest_span, msgs.size());
+            for (const auto &m : msgs) {
+                each(m);
+            }
+        };
+        p.on_deliver = nullptr;
+    }
     if (sc.tweak) {
         sc.tweak(rank, p);
     }
@@ -320,6 +334,47 @@ TEST(group, delivery_callback_that_throws_is_contained)
     expect_identical_delivery(sc, res);
     EXPECT_EQ(res[1].chain.count / 7, res[1].stats.callback_errors);
     EXPECT_EQ(1u, logs.count("delivery callback threw")) << "logged once, not per message";
+    unsetenv("UCX_TLS");
+}
+
+/* The span callback hands out what the per-message one does: every
+ * member the same sequence (hash chain), every message once with its exact
+ * bytes in its sender's order, large ones too; in spans of several. */
+TEST(group, span_delivery_delivers_what_per_message_delivery_does)
+{
+    setenv("UCX_TLS", "posix,self", 1);
+    for (auto mode : {tc::smc_mode::urgent, tc::smc_mode::batched}) {
+        for (size_t rdmc : {size_t{0}, size_t{4096}}) {
+            SCOPED_TRACE(std::string(mode == tc::smc_mode::batched ? "batched" : "urgent") +
+                         (rdmc ? " with RDMC" : ""));
+            scenario sc   = small_scenario(3);
+            sc.per_sender = 3000;
+            sc.smc        = mode;
+            sc.rdmc_max   = rdmc;
+            sc.spans      = true;
+            auto spans    = run_scenario(sc);
+            expect_identical_delivery(sc, spans);
+            for (const auto &r : spans) {
+                EXPECT_LT(r.spans, r.chain.count) << "never more than one message per call";
+                EXPECT_LE(r.longest_span, 64u);
+            }
+        }
+    }
+    unsetenv("UCX_TLS");
+}
+
+TEST(group, both_delivery_callbacks_are_refused)
+{
+    setenv("UCX_TLS", "posix,self", 1);
+    tc_test::scoped_log_expect logs;
+    scenario sc = small_scenario(2);
+    sc.spans    = true;
+    sc.tweak    = [](int, tc::group_params &p) { p.on_deliver = [](const tc::message &) {}; };
+    auto res    = run_scenario(sc);
+    for (const auto &r : res) {
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, r.create_status);
+    }
+    EXPECT_EQ(2u, logs.count("on_deliver or on_deliver_span, not both"));
     unsetenv("UCX_TLS");
 }
 

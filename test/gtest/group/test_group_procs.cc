@@ -78,6 +78,29 @@ TEST_P(group_procs, mixed_smc_and_rdmc_messages_in_one_order)
     }
 }
 
+/* The C span callback: the same checks (every byte, per-sender order, one
+ * sequence at all members), large messages among small ones, and calls that
+ * carry more than one message each. */
+TEST_P(group_procs, span_delivery_through_the_c_api)
+{
+    const bool tcp = GetParam().starts_with("tcp");
+    auto r = run_probe(GetParam(), 3, tcp ? "-S -c 2000 -s 256 -L 300000" :
+                                            "-S -c 20000 -s 256 -L 400000");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_EQ(3, r.reports[0]) << r.output;
+    EXPECT_EQ(1u, r.chains[0].size()) << "members delivered different sequences:\n" << r.output;
+    std::regex spans(R"(\[\d+\] group 0 spans (\d+) longest (\d+))");
+    int seen = 0;
+    for (std::sregex_iterator it(r.output.begin(), r.output.end(), spans), end; it != end;
+         ++it, ++seen) {
+        const uint64_t count = tcp ? 6000 : 60000;
+        EXPECT_LT(std::stoull((*it)[1]), count) << "one call per message:\n" << r.output;
+        EXPECT_GT(std::stoull((*it)[2]), 1u) << r.output;
+        EXPECT_LE(std::stoull((*it)[2]), 64u) << r.output;
+    }
+    EXPECT_EQ(3, seen) << r.output;
+}
+
 TEST(group_procs_rdmc, messages_up_to_64_mib_among_small_ones)
 {
     /* -c 3 -L 64 MiB: message k = 2 of each of 3 senders is large, up to 64 MiB */
