@@ -59,8 +59,9 @@ static ucs_config_field_t tc_config_table[] = {
      "wake-up delay it adds.",
      ucs_offsetof(tc_config_t, sleep_max), UCS_CONFIG_TYPE_TIME},
 
-    {"MAX_POLLERS", "64",
-     "Pollers one progress engine can hold.",
+    {"MAX_POLLERS", "1024",
+     "Pollers one progress engine can hold. Every group (shard) on a node is\n"
+     "one; the loop visits only slots up to the highest ever used.",
      ucs_offsetof(tc_config_t, max_pollers), UCS_CONFIG_TYPE_UINT},
 
     {"BOOTSTRAP", "auto",

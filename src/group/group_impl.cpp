@@ -219,6 +219,7 @@ ucs_status_t group_impl::build_view(ucp_node &node, const group_params &p,
 ucs_status_t group_impl::send(size_t size, fill_ref fill,
                               bool block, bool urgent)
 {
+    poke();
     const bool threaded = ctx_.settings.threaded;
     if (!threaded && send_.holds_buffer()) {
         ucs_error("group: send while a get_buffer() slot is held");
@@ -233,6 +234,7 @@ ucs_status_t group_impl::send(size_t size, fill_ref fill,
 
 ucs_status_t group_impl::flush(bool stable)
 {
+    poke();
     if (ctx_.closed.load(std::memory_order_acquire)) {
         return UCS_ERR_NOT_CONNECTED;
     }
@@ -259,6 +261,7 @@ ucs_status_t group_impl::flush(bool stable)
 
 ucs_status_t group_impl::close()
 {
+    poke();
     if (ctx_.closed.exchange(true)) {
         return UCS_OK;
     }
@@ -353,7 +356,11 @@ void group_impl::log_sender(ucs_log_level_t level) const
 
 unsigned group_impl::poll(void *arg)
 {
-    auto *g       = static_cast<group_impl*>(arg);
+    auto *g = static_cast<group_impl*>(arg);
+    if (g->quiet_ && !g->woken()) {
+        return 0;
+    }
+    g->quiet_     = false;
     unsigned done = g->ctx_.pusher.reap();
     if (g->ctx_.state.is(member_state::drained)) {
         return done;
@@ -361,7 +368,36 @@ unsigned group_impl::poll(void *arg)
     if (g->joins_.serving()) {
         done += g->joins_.serve();
     }
-    return done + g->protocol_.evaluate();
+    done += g->protocol_.evaluate();
+    g->quiet_ = (done == 0) && g->idle();
+    return done;
+}
+
+/* Nothing of ours is under way, and only a peer's new message, an
+ * application call or a membership event could give us work. */
+bool group_impl::idle() const
+{
+    return ok() && !ctx_.closed.load(std::memory_order_relaxed) && !joins_.serving() &&
+           ctx_.pusher.in_flight() == 0 && send_.reserved() == send_.pushed() &&
+           !send_.holds_buffer() && !receive_.report_due() && !receive_.delivery_report_due() &&
+           ctx_.mine(ctx_.cols.published) == ctx_.mine(ctx_.cols.delivered) &&
+           (ctx_.map.my_sender() < 0 || send_.nulls_needed() == 0);
+}
+
+/* The quiet group's look per pass: the application's poke, the peers'
+ * 'sent' counters, and every kQuietLookEvery passes the whole protocol
+ * (heartbeats, suspicions, wedges, joins: they tolerate that delay). */
+bool group_impl::woken()
+{
+    if (poked_.load(std::memory_order_relaxed)) {
+        poked_.store(false, std::memory_order_relaxed);
+        return true;
+    }
+    if (++quiet_passes_ == kQuietLookEvery) {
+        quiet_passes_ = 0;
+        return true;
+    }
+    return receive_.new_messages();
 }
 
 /* The protocol as predicate/trigger pairs, evaluated in this order on every

@@ -8,6 +8,11 @@
  *   reap puts, joins, failure detector, wedge, trim (lead, follow), install,
  *   close requests, send (batched push), receive, nulls, deliver, report.
  *
+ * A group with nothing under way goes quiet: until an application call, a
+ * peer's new message or every kQuietLookEvery-th pass, its poller reads one
+ * flag and each peer's 'sent' word and returns, so the idle shards of a
+ * node cost an active one next to nothing.
+ *
  * It also does what spans components: creation, close (the phase column),
  * and moving to the next view, narrowed in place after a failure or built
  * anew (with a joiner, or over the survivors when RDMC must span exactly
@@ -66,9 +71,14 @@ public:
                       bool block, bool urgent);
     ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
     {
+        poke();
         return send_.get_buffer(size, buffer, block);
     }
-    ucs_status_t commit() { return send_.commit(); }
+    ucs_status_t commit()
+    {
+        poke();
+        return send_.commit();
+    }
     ucs_status_t flush(bool stable);
     ucs_status_t close();
 
@@ -80,6 +90,10 @@ public:
 
 private:
     static unsigned poll(void *arg);
+    bool idle() const;
+    bool woken();
+    /* any thread: the quiet group looks at everything on the next pass */
+    void poke() { poked_.store(true, std::memory_order_relaxed); }
     void add_protocol_predicates();
 
     /* the ordinary protocol runs only in an undisturbed view */
@@ -116,6 +130,12 @@ private:
     membership::join_sponsor   joins_;
     sst::predicates            protocol_;
     std::atomic<int64_t>       phase_request_{0};  /* threaded close() -> engine's thread */
+    /* A quiet group (idle() after a pass that did nothing) costs an engine
+     * pass only woken(): a flag and the peers' 'sent' words. */
+    static constexpr unsigned  kQuietLookEvery = 16;
+    bool                       quiet_        = false;
+    unsigned                   quiet_passes_ = 0;
+    std::atomic<bool>          poked_{false};
     int                        poller_id_ = -1;
     group                      *owner_    = nullptr;
 };
