@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 #
-# Build UCX's ucx_perftest with the Two-Chains shapes ucp_ifunc_lat and
-# ucp_ifunc_bw: take the UCX source that matches the installed UCX, apply
+# Build UCX's ucx_perftest with the Two-Chains shapes ucp_ifunc_lat,
+# ucp_ifunc_bw, ucp_smc_lat and ucp_smc_bw: take the UCX source that matches the installed UCX, apply
 # contrib/ucx_perftest/*.patch to its src/tools/perf, configure it the way
 # the installed UCX was configured, and compile only libperf and
 # ucx_perftest, linked against the installed UCX and this build tree's
-# libtwochains. Output: BUILD_DIR/contrib/ucx_perftest/ucx_perftest (a
+# libtwochains and libtwochains_group. Output: BUILD_DIR/contrib/ucx_perftest/ucx_perftest (a
 # libtool wrapper; `make install-perftest` installs the real program).
 #
 #   contrib/ucx_perftest/build.sh [--with-ucx-src=DIR] [--builddir=DIR]
@@ -166,12 +166,14 @@ done
 
 # --- patch and build ------------------------------------------------------
 
-[ -f "$builddir/ucx_ext/libtwochains.la" ] || die "build libtwochains first (make in $builddir)"
+[ -f "$builddir/ucx_ext/libtwochains.la" ] && [ -f "$builddir/src/libtwochains_group.la" ] ||
+    die "build libtwochains and libtwochains_group first (make in $builddir)"
 mapfile -t patches < <(ls "$here"/*.patch | sort)
 [ "${#patches[@]}" -gt 0 ] || die "no patches in $here"
 
 if [ "$force" = 0 ] && [ -e "$out/ucx_perftest" ] &&
    [ -z "$(find "${patches[@]}" "$0" "$builddir/ucx_ext/libtwochains.la" \
+           "$builddir/src/libtwochains_group.la" \
            "$confdir/config.h" -newer "$out/ucx_perftest" 2>/dev/null)" ]; then
     say "up to date: $out/ucx_perftest"
     exit 0
@@ -194,10 +196,11 @@ cxx=$(cmk CXX)
 cppflags=(-DHAVE_CONFIG_H -DCPU_FLAGS="" -DHAVE_TWOCHAINS=1
           -DUCX_PERF_IFUNC_PKG_PATH="\"$builddir/test/twochains-pkgs\""
           -I"$out/src" -I"$confdir" -I"$confdir/src" -I"$ucx_src/src"
-          -I"$top/ucx_ext/api" -I"$builddir/ucx_ext/api" "${ucx_cppflags[@]}")
+          -I"$top/ucx_ext/api" -I"$builddir/ucx_ext/api" -I"$top/src/api" "${ucx_cppflags[@]}")
 
 perf=$out/src/tools/perf
-sources=("$perf"/lib/libperf.c "$perf"/lib/libperf_ifunc.c "$perf"/lib/libperf_memory.c
+sources=("$perf"/lib/libperf.c "$perf"/lib/libperf_ifunc.c "$perf"/lib/libperf_smc.c
+         "$perf"/lib/libperf_memory.c
          "$perf"/lib/libperf_thread.c "$perf"/lib/uct_tests.cc "$perf"/lib/ucp_tests.cc
          "$perf"/perftest.c "$perf"/perftest_params.c "$perf"/perftest_run.c)
 pids=()
@@ -224,9 +227,12 @@ done
 # against the installed one on `libtool --mode=install` (make install-perftest)
 "$builddir/libtool" --quiet --mode=link --tag=CXX "$cxx" "$(cmk OPENMP_CFLAGS)" \
     "${san_flags[@]}" "$(cmk LDFLAGS_DYNAMIC_LIST_DATA)" -o "$out/ucx_perftest" \
-    "${objs[@]}" "$builddir/ucx_ext/libtwochains.la" "${ucx_libs[@]}" -lm \
+    "${objs[@]}" "$builddir/src/libtwochains_group.la" "$builddir/ucx_ext/libtwochains.la" \
+    "${ucx_libs[@]}" -lm \
     >"$out/link.log" 2>&1 || { cat "$out/link.log" >&2; die "linking ucx_perftest failed"; }
 
 usage=$("$out/ucx_perftest" -h 2>&1 || true)
-grep -q ucp_ifunc_lat <<<"$usage" || die "the built ucx_perftest does not list ucp_ifunc_lat"
-say "built $out/ucx_perftest (UCX $ucx_version, shapes ucp_ifunc_lat, ucp_ifunc_bw)"
+for shape in ucp_ifunc_lat ucp_smc_lat; do
+    grep -q "$shape" <<<"$usage" || die "the built ucx_perftest does not list $shape"
+done
+say "built $out/ucx_perftest (UCX $ucx_version, shapes ucp_ifunc_lat/bw, ucp_smc_lat/bw)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 #
-# The ucx_perftest shapes ucp_ifunc_lat and ucp_ifunc_bw: build the patched
+# The ucx_perftest shapes ucp_ifunc_lat, ucp_ifunc_bw (Two-Chains) and
+# ucp_smc_lat, ucp_smc_bw (the group's multicast): build the patched
 # perftest (contrib/ucx_perftest/build.sh; the UCX source is fetched once
 # into a cache outside the build tree) and run each shape once per mode with
 # a tiny iteration count as an (unpinned) server/client pair, checking that
@@ -29,6 +30,9 @@ usage=$("$perftest" -h 2>&1 || true)
 for shape in ucp_ifunc_lat ucp_ifunc_bw; do
     grep -q " $shape - UCP ifunc" <<<"$usage" || { echo "FAIL: -h does not list $shape"; exit 1; }
 done
+for shape in ucp_smc_lat ucp_smc_bw; do
+    grep -q " $shape - UCP smc multicast" <<<"$usage" || { echo "FAIL: -h does not list $shape"; exit 1; }
+done
 
 # shellcheck source=contrib/bench/perftest_lib.sh
 source "$TC_SRCDIR/contrib/bench/perftest_lib.sh"   # free_port: not in the ephemeral range
@@ -39,14 +43,17 @@ run() {
     local tls=$1 shape=$2 size=$3 iters=$4 fmt=$5 port i spid src=0 crc=0
     shift 5
     port=$(free_port)
-    env UCX_TLS="$tls" UCX_TC_IFUNC_TIMEOUT=20s "$@" timeout 60 "$perftest" -p "$port" \
+    # the ifunc shapes' own timeout, below the script's (read only by them)
+    local own=()
+    [[ $shape == ucp_ifunc_* ]] && own=(UCX_TC_IFUNC_TIMEOUT=20s)
+    env UCX_TLS="$tls" "${own[@]}" "$@" timeout 60 "$perftest" -p "$port" \
         >"$work/server" 2>&1 &
     spid=$!
     for i in $(seq 500); do
         [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ] && break
         sleep 0.01
     done
-    env UCX_TLS="$tls" UCX_TC_IFUNC_TIMEOUT=20s "$@" timeout 60 "$perftest" localhost \
+    env UCX_TLS="$tls" "${own[@]}" "$@" timeout 60 "$perftest" localhost \
         -p "$port" -t "$shape" -s "$size" -n "$iters" -w 10 "$fmt" -I >"$work/client" 2>&1 || crc=$?
     wait "$spid" || src=$?
     if [ "$crc" != 0 ] || [ "$src" != 0 ] ||
@@ -91,6 +98,24 @@ for tls in posix,self tcp,self; do
     done
 done
 
+# the group spans server and client; urgent or batched by UCX_TC_SMC_MODE;
+# every delivered message's number and size are checked by the shape itself
+for tls in posix,self tcp,self; do
+    for shape in ucp_smc_lat ucp_smc_bw; do
+        for mode in urgent batched; do
+            [ "$tls" = tcp,self ] && [ "$mode" = urgent ] && continue  # keep it short
+            out=$(run "$tls" "$shape" 100 500 -f UCX_TC_SMC_MODE=$mode) ||
+                { echo "$out"; fail=1; continue; }
+            line=$(grep -E '^ *[0-9]+ +[0-9.]+ ' <<<"$out" | tail -1)
+            echo "$tls $shape $mode: $line"
+            check_final "$shape" 500 "$line" || { fail=1; continue; }
+            senders=$([ "$shape" = ucp_smc_lat ] && echo "two senders" || echo "one sender")
+            grep -Eq "p50 [0-9.]+ p99.9 [0-9.]+ us; smc $mode, $senders, -s 100" <<<"$line" ||
+                { echo "FAIL: extra information: $line"; fail=1; }
+        done
+    done
+done
+
 # CSV (-v): the header and the same 8 columns, comma-separated
 out=$(run posix,self ucp_ifunc_lat 8 100 -v UCX_TC_IFUNC_MODE=cached UCX_TC_IFUNC_JAM=server_side_sum) ||
     { echo "$out"; fail=1; }
@@ -107,5 +132,6 @@ fi
 grep -q "package tcbench has no jam 'no_such_jam'" "$work/server" "$work/client" ||
     { echo "FAIL: no clear error for an unknown jam"; cat "$work/server" "$work/client"; fail=1; }
 
-[ "$fail" = 0 ] && echo "PASS: ucp_ifunc_lat and ucp_ifunc_bw, Local/Injected/Cached, posix and tcp"
+[ "$fail" = 0 ] && echo "PASS: ucp_ifunc_lat and ucp_ifunc_bw, Local/Injected/Cached, posix and tcp;" \
+                       "ucp_smc_lat and ucp_smc_bw, urgent and batched"
 exit "$fail"
