@@ -9,7 +9,9 @@
 #                                   [--shapes "S ..."]
 #
 # Shapes (default: smc_bw smc_lat put_ring ifunc_demo): smc_bw (all senders)
-# and smc_lat at N = 3, 100 B (twochains-perf under twochains-run); the put
+# and smc_lat at N = 3, 100 B (twochains-perf under twochains-run);
+# smc_bw_batched the same batched; smc_inproc_{urgent,batched}_n{3,5} all
+# members in one process (--inproc, window 256, 100 B); the put
 # ring's hop latency at N = 3, 256 B; the ifunc demo's Local latency (2
 # processes, built against each tree); and each tree's patched ucx_perftest
 # (make -C BUILD perftest), pinned pair, 4-byte payload: ifunc_lat_local,
@@ -80,6 +82,16 @@ point() {   # name build round
             [ "$name" = smc_bw ] && extra=(-n 20000 -w 500 --senders all)
             UCX_TLS=$tls "$bin/twochains-run" -n 3 --timeout 300 -- \
                 "$bin/twochains-perf" -t "$name" -s 100 "${extra[@]}" --json | sed -n 's/^\[0\] //p' ;;
+        smc_bw_batched)
+            UCX_TLS=$tls "$bin/twochains-run" -n 3 --timeout 300 -- \
+                "$bin/twochains-perf" -t smc_bw -s 100 -n 300000 --window 256 --mode batched \
+                --json | sed -n 's/^\[0\] //p' | sed 's/"shape":"smc_bw"/"shape":"smc_bw_batched"/' ;;
+        smc_inproc_*)
+            local mode=${name#smc_inproc_} members=${name##*_n}
+            mode=${mode%_n*}
+            UCX_TLS=$tls "$bin/twochains-perf" --inproc --members "$members" -t smc_bw -s 100 \
+                -n $(( members == 3 ? 300000 : 150000 )) --window 256 --mode "$mode" --json |
+                sed "s/\"shape\":\"smc_bw\"/\"shape\":\"$name\"/" ;;
         put_ring)
             UCX_TLS=$tls "$bin/twochains-run" -n 3 --timeout 300 -- \
                 "$bin/twochains-ring" -s 256 -n 5000 -w 100 --json | sed -n 's/^\[0\] //p' | grep '^{' ;;
@@ -104,6 +116,9 @@ python3 - "$work/points.jsonl" <<'PY' >&2
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 field = {"smc_bw": "msg_rate", "smc_lat": "lat_avg_us", "put_ring": "hop_lat_p50_us",
+         "smc_bw_batched": "msg_rate", "smc_inproc_urgent_n3": "msg_rate",
+         "smc_inproc_batched_n3": "msg_rate", "smc_inproc_urgent_n5": "msg_rate",
+         "smc_inproc_batched_n5": "msg_rate",
          "ifunc_demo_local": "lat_p50_us", "ifunc_lat_local": "lat_p50_us",
          "ifunc_lat_injected": "lat_p50_us", "ifunc_lat_cached": "lat_p50_us",
          "ifunc_bw_local": "msg_rate"}

@@ -370,23 +370,41 @@ unsigned group_impl::poll(void *arg)
     }
     done += g->protocol_.evaluate();
     g->quiet_ = (done == 0) && g->idle();
+    if (g->quiet_) {
+        g->note_peers_sent();
+    }
     return done;
 }
 
+void group_impl::note_peers_sent()
+{
+    peer_sent_.clear();
+    for (int s = 0; s < ctx_.map.sender_count(); ++s) {
+        if (s != ctx_.map.my_sender()) {
+            const int64_t *word = ctx_.table->address(ctx_.map.sender_row(s), ctx_.cols.sent);
+            peer_sent_.push_back({word, __atomic_load_n(word, __ATOMIC_RELAXED)});
+        }
+    }
+}
+
 /* Nothing of ours is under way, and only a peer's new message, an
- * application call or a membership event could give us work. */
+ * application call or a membership event could give us work. A group with
+ * RDMC never goes quiet: its blocks arrive without a counter to watch. */
 bool group_impl::idle() const
 {
-    return ok() && !ctx_.closed.load(std::memory_order_relaxed) && !joins_.serving() &&
-           ctx_.pusher.in_flight() == 0 && send_.reserved() == send_.pushed() &&
-           !send_.holds_buffer() && !receive_.report_due() && !receive_.delivery_report_due() &&
+    return ok() && !large_.enabled() && !ctx_.closed.load(std::memory_order_relaxed) &&
+           !joins_.serving() && !receive_.new_messages() && ctx_.pusher.in_flight() == 0 &&
+           send_.reserved() == send_.pushed() && !send_.holds_buffer() &&
+           !receive_.report_due() && !receive_.delivery_report_due() &&
            ctx_.mine(ctx_.cols.published) == ctx_.mine(ctx_.cols.delivered) &&
            (ctx_.map.my_sender() < 0 || send_.nulls_needed() == 0);
 }
 
-/* The quiet group's look per pass: the application's poke, the peers'
- * 'sent' counters, and every kQuietLookEvery passes the whole protocol
- * (heartbeats, suspicions, wedges, joins: they tolerate that delay). */
+/* The quiet group's look per pass: the application's poke and, raw, the
+ * word each peer's 'sent' counter lives in (any change wakes us; the pass
+ * then reads it properly, epoch and all). Every kQuietLookEvery passes the
+ * whole protocol runs, the failure detector included: heartbeats (10 ms),
+ * suspicions, wedges and joins tolerate that delay. */
 bool group_impl::woken()
 {
     if (poked_.load(std::memory_order_relaxed)) {
@@ -395,9 +413,15 @@ bool group_impl::woken()
     }
     if (++quiet_passes_ == kQuietLookEvery) {
         quiet_passes_ = 0;
+        detect_.look_next_time();
         return true;
     }
-    return receive_.new_messages();
+    for (const auto &peer : peer_sent_) {
+        if (__atomic_load_n(peer.word, __ATOMIC_RELAXED) != peer.seen) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* The protocol as predicate/trigger pairs, evaluated in this order on every

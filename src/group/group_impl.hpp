@@ -10,8 +10,8 @@
  *
  * A group with nothing under way goes quiet: until an application call, a
  * peer's new message or every kQuietLookEvery-th pass, its poller reads one
- * flag and each peer's 'sent' word and returns, so the idle shards of a
- * node cost an active one next to nothing.
+ * flag and one word per peer (its 'sent' counter) and returns, so the idle
+ * shards of a node cost an active one next to nothing.
  *
  * It also does what spans components: creation, close (the phase column),
  * and moving to the next view, narrowed in place after a failure or built
@@ -92,6 +92,7 @@ private:
     static unsigned poll(void *arg);
     bool idle() const;
     bool woken();
+    void note_peers_sent();
     /* any thread: the quiet group looks at everything on the next pass */
     void poke() { poked_.store(true, std::memory_order_relaxed); }
     void add_protocol_predicates();
@@ -132,9 +133,14 @@ private:
     std::atomic<int64_t>       phase_request_{0};  /* threaded close() -> engine's thread */
     /* A quiet group (idle() after a pass that did nothing) costs an engine
      * pass only woken(): a flag and the peers' 'sent' words. */
-    static constexpr unsigned  kQuietLookEvery = 16;
+    static constexpr unsigned  kQuietLookEvery = 256;
+    struct watched_word {
+        const int64_t *word;
+        int64_t       seen;
+    };
     bool                       quiet_        = false;
     unsigned                   quiet_passes_ = 0;
+    std::vector<watched_word>  peer_sent_;   /* quiet: what woken() compares */
     std::atomic<bool>          poked_{false};
     int                        poller_id_ = -1;
     group                      *owner_    = nullptr;

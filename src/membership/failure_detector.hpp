@@ -38,6 +38,9 @@ public:
 
     bool watching() const { return !ctx_.state.is(member_state::expelled); }
     unsigned watch();
+    /* the next watch() looks, whatever its pass count (a quiet group's
+     * passes mostly skip the detector) */
+    void look_next_time() { passes_ = kWatchEvery - 1; }
 
 private:
     void suspect(int row, const char *why);

@@ -73,6 +73,12 @@ public:
         }
     }
 
+    /* where a cell lives, for a watcher that compares raw words */
+    template<class T> const T *address(int member, column<T> c, size_t i = 0) const
+    {
+        return reinterpret_cast<const T*>(cell(member, c, i));
+    }
+
     template<class T> void set(column<T> c, size_t i, T v)
     {
         std::byte *p = cell(my_index(), c, i);
