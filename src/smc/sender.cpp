@@ -205,7 +205,11 @@ ucs_status_t sender::commit_index(int64_t index, size_t size, uint32_t flags, bo
     if (!ctx_.settings.batched || urgent) {
         return push_now(flush_cause::explicit_call);
     }
-    advance_committed();
+    if (index == committed_) {
+        committed_ = index + 1; /* one thread commits in order: no flags to scan */
+    } else {
+        advance_committed();
+    }
     if (committed_ - pushed() >= ctx_.settings.batch) {
         return push_batch(flush_cause::full);
     }
