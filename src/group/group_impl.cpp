@@ -400,11 +400,13 @@ bool group_impl::idle() const
            (ctx_.map.my_sender() < 0 || send_.nulls_needed() == 0);
 }
 
-/* The quiet group's look per pass: the application's poke and, raw, the
- * word each peer's 'sent' counter lives in (any change wakes us; the pass
- * then reads it properly, epoch and all). Every kQuietLookEvery passes the
- * whole protocol runs, the failure detector included: heartbeats (10 ms),
- * suspicions, wedges and joins tolerate that delay. */
+/* The quiet group's look per pass: the application's poke; every
+ * kQuietWatchEvery passes also, raw, the word each peer's 'sent' counter
+ * lives in (any change wakes us; the pass then reads it properly, epoch and
+ * all: a peer's word is a cache miss, which 64 idle shards cannot pay on
+ * every pass). Every kQuietLookEvery passes the whole protocol runs, the
+ * failure detector included: heartbeats (10 ms), suspicions, wedges and
+ * joins tolerate that delay. */
 bool group_impl::woken()
 {
     if (poked_.load(std::memory_order_relaxed)) {
@@ -415,6 +417,9 @@ bool group_impl::woken()
         quiet_passes_ = 0;
         detect_.look_next_time();
         return true;
+    }
+    if (quiet_passes_ % kQuietWatchEvery != 0) {
+        return false;
     }
     for (const auto &peer : peer_sent_) {
         if (__atomic_load_n(peer.word, __ATOMIC_RELAXED) != peer.seen) {

@@ -10,8 +10,8 @@
  *
  * A group with nothing under way goes quiet: until an application call, a
  * peer's new message or every kQuietLookEvery-th pass, its poller reads one
- * flag and one word per peer (its 'sent' counter) and returns, so the idle
- * shards of a node cost an active one next to nothing.
+ * flag (and every 4th pass one word per peer, its 'sent' counter) and
+ * returns, so the idle shards of a node cost an active one next to nothing.
  *
  * It also does what spans components: creation, close (the phase column),
  * and moving to the next view, narrowed in place after a failure or built
@@ -133,15 +133,17 @@ private:
     std::atomic<int64_t>       phase_request_{0};  /* threaded close() -> engine's thread */
     /* A quiet group (idle() after a pass that did nothing) costs an engine
      * pass only woken(): a flag and the peers' 'sent' words. */
-    static constexpr unsigned  kQuietLookEvery = 256;
+    static constexpr unsigned  kQuietLookEvery  = 256;
+    static constexpr unsigned  kQuietWatchEvery = 4;
     struct watched_word {
         const int64_t *word;
         int64_t       seen;
     };
+    /* what a quiet pass touches, side by side */
     bool                       quiet_        = false;
+    std::atomic<bool>          poked_{false};
     unsigned                   quiet_passes_ = 0;
     std::vector<watched_word>  peer_sent_;   /* quiet: what woken() compares */
-    std::atomic<bool>          poked_{false};
     int                        poller_id_ = -1;
     group                      *owner_    = nullptr;
 };
