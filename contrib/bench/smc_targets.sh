@@ -77,7 +77,8 @@ for ((r = 1; r <= rounds; ++r)); do
         emit n3_inproc_batched_per_message
 
     # 10 KB, and ucp_put_bw of one batch's bytes (B_eff slots of 10 KB + header)
-    big=$(procs 3 -t smc_bw -s 10000 -n 20000 --mode batched)
+    # the window of 64 (the tool's default): with 256 the rings outgrow the caches
+    big=$(procs 3 -t smc_bw -s 10000 -n 20000 --window 64 --mode batched)
     emit kb10_procs_batched <<<"$big"
     b_eff=$(field "$big" batch_avg)
     put=$(python3 -c "import math; print(max(1, round($b_eff)) * ((16 + 10000 + 63) // 64 * 64))")

@@ -3,7 +3,10 @@
  *
  * The group's counters (group_stats). Written by the engine's and the
  * senders' threads and read by anyone: relaxed atomics, no lock on the fast
- * path. A view that replaces another inherits its counts.
+ * path. A field with one writer at a time (delivered: the engine's thread;
+ * sent: the sending thread, or threaded senders under their lock) is added
+ * to without a locked instruction. A view that replaces another inherits
+ * its counts.
  */
 #pragma once
 

@@ -83,6 +83,10 @@ ucs_status_t sender::reserve(size_t size, bool block, int64_t &index)
             auto guard = lock();
             if (slot_free(reserved_)) {
                 index = reserved_++;
+                if (ctx_.settings.threaded) {
+                    /* only send() reserves when threaded, and commits */
+                    ctx_.stats.add(&group_stats::sent, 1);
+                }
                 return UCS_OK;
             }
         }
@@ -190,12 +194,13 @@ ucs_status_t sender::commit_index(int64_t index, size_t size, uint32_t flags, bo
     const slot_header h{static_cast<uint32_t>(size), flags, index};
     std::memcpy(ctx_.slot(ctx_.map.my_sender(), index), &h, sizeof(h));
     committed_flag_[index % ctx_.settings.window].store(index + 1, std::memory_order_release);
-    if (ctx_.settings.threaded) {
-        ctx_.count(&group_stats::sent);
-    } else {
-        ctx_.stats.add(&group_stats::sent, 1);
+    if (!ctx_.settings.threaded) {
+        ctx_.stats.add(&group_stats::sent, 1);   /* threaded: counted under the lock */
     }
-    committed_since_poll_.store(true, std::memory_order_relaxed);
+    /* read first: threaded senders would otherwise bounce the line per message */
+    if (!committed_since_poll_.load(std::memory_order_relaxed)) {
+        committed_since_poll_.store(true, std::memory_order_relaxed);
+    }
     if (ctx_.settings.threaded) {
         if (urgent) {
             request_push();
