@@ -67,13 +67,13 @@ field() { sed -n "s/.*\"$2\":\\([0-9.eE+-]*\\).*/\\1/p" <<<"$1"; }
 for ((r = 1; r <= rounds; ++r)); do
     echo "# round $r of $rounds" >&2
     for n in 3 5; do
-        iters=$(( n == 3 ? 300000 : 150000 ))
+        iters=$(( n == 3 ? 600000 : 300000 ))   # batched runs of 0.1 s swing with the host
         inproc -t smc_bw -s 100 --members "$n" -n "$iters" | emit "n${n}_inproc_urgent"
         inproc -t smc_bw -s 100 --members "$n" -n "$iters" --mode batched | emit "n${n}_inproc_batched"
         procs "$n" -t smc_bw -s 100 -n "$iters" | emit "n${n}_procs_urgent"
         procs "$n" -t smc_bw -s 100 -n "$iters" --mode batched | emit "n${n}_procs_batched"
     done
-    inproc -t smc_bw -s 100 --members 3 -n 300000 --mode batched --deliver message |
+    inproc -t smc_bw -s 100 --members 3 -n 600000 --mode batched --deliver message |
         emit n3_inproc_batched_per_message
 
     # 10 KB, and ucp_put_bw of one batch's bytes (B_eff slots of 10 KB + header)
@@ -88,10 +88,10 @@ for ((r = 1; r <= rounds; ++r)); do
         inproc -t smc_lat -s 100 --members 3 -n 2000 -w 50 --mode "$mode" | emit "lat_${mode}"
     done
 
-    inproc -t smc_bw -s 100 --members 3 -n 200000 --mode batched | emit groups_1
-    inproc -t smc_bw -s 100 --members 3 -n 200000 --mode batched --groups 65 --active 1 |
+    inproc -t smc_bw -s 100 --members 3 -n 600000 --mode batched | emit groups_1
+    inproc -t smc_bw -s 100 --members 3 -n 600000 --mode batched --groups 65 --active 1 |
         emit groups_64_idle
-    inproc -t smc_bw -s 100 --members 3 -n 25000 --mode batched --groups 8 | emit groups_8_active
+    inproc -t smc_bw -s 100 --members 3 -n 75000 --mode batched --groups 8 | emit groups_8_active
 
     for t in 1 2 4; do
         inproc -t smc_bw -s 100 --members 3 -n 100000 --mode batched --threads "$t" |

@@ -89,6 +89,7 @@ report("shards: 8 active groups together / 1 group",
        per_round(lambda g: rate(g('groups_8_active')) / rate(g('groups_1'))), 0.8)
 report("span delivery / per-message delivery, N=3 batched",
        per_round(lambda g: rate(g('n3_inproc_batched')) / rate(g('n3_inproc_batched_per_message'))))
+report("     groups_1 (the shards' reference), msg/s", per_round(lambda g: rate(g('groups_1'))))
 for t in (1, 2, 4):
     report(f"threaded senders T={t} / engine-thread sender, N=3 batched",
            per_round(lambda g: rate(g(f'threads_{t}')) / rate(g('n3_inproc_batched'))))

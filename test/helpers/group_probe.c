@@ -13,6 +13,9 @@
  *                    [-L LARGE: every 5th message is MAX+1..LARGE bytes, over RDMC]
  *                    [-S: span delivery (deliver_span), one call per run of messages;
  *                     prints "spans N longest L" too]
+ *                    [-G N: N groups (shards) over every rank, on the one node: group 0
+ *                     streams COUNT per sender while the others idle, then each of
+ *                     them sends COUNT/50 (at least 1)]
  */
 #include <twochains/group.h>
 
@@ -20,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define MAX_GROUPS 32
 
 typedef struct {
     int      id;
@@ -109,18 +114,18 @@ static void deliver(const tc_group_message_t *m, void *arg)
 
 int main(int argc, char **argv)
 {
-    int64_t count = 1000, k;
+    int64_t count = 1000, late = 0, k, kk;
     size_t max = 256;
     unsigned window = 32;
     int one_sender = 0, two_groups = 0, spans = 0, opt, rank, size, g, ngroups, rc = 0;
-    int members[2][64], nmembers[2], senders[1];
+    int members[MAX_GROUPS][64], nmembers[MAX_GROUPS], senders[1], shards = 0;
     tc_bootstrap_h boot;
     tc_node_h node;
-    tc_group_h groups[2];
-    probe_state_t state[2];
+    tc_group_h groups[MAX_GROUPS];
+    probe_state_t state[MAX_GROUPS];
     unsigned char *buf;
 
-    while ((opt = getopt(argc, argv, "c:s:w:o2L:S")) != -1) {
+    while ((opt = getopt(argc, argv, "c:s:w:o2L:SG:")) != -1) {
         switch (opt) {
         case 'c': count = atoll(optarg); break;
         case 's': max = (size_t)atoll(optarg); break;
@@ -129,6 +134,7 @@ int main(int argc, char **argv)
         case '2': two_groups = 1; break;
         case 'L': large_max = (size_t)atoll(optarg); break;
         case 'S': spans = 1; break;
+        case 'G': shards = atoi(optarg); break;
         default: return 2;
         }
     }
@@ -153,7 +159,12 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    ngroups = two_groups ? 2 : 1;
+    late = (count / 50 > 0) ? count / 50 : 1;
+    if (shards < 0 || shards > MAX_GROUPS || (shards && two_groups)) {
+        fprintf(stderr, "-G must be 1..%d, not with -2\n", MAX_GROUPS);
+        return 2;
+    }
+    ngroups = shards ? shards : two_groups ? 2 : 1;
     for (g = 0; g < ngroups; ++g) {
         int first = (two_groups && g == 1) ? 1 : 0;
         int last  = (two_groups && g == 0) ? size - 2 : size - 1;
@@ -183,16 +194,22 @@ int main(int argc, char **argv)
         }
     }
 
-    /* interleave the groups so that both are busy on the one worker */
-    for (k = 0; k < count; ++k) {
+    /* interleave the groups so that all are busy on the one worker; shards:
+     * group 0 streams first while the others idle (quiet), then they send */
+    for (k = 0; k < count + (shards ? late : 0); ++k) {
         for (g = 0; g < ngroups; ++g) {
             size_t n, i;
             if (groups[g] == NULL || (one_sender && rank != members[g][0])) {
                 continue;
             }
-            n = msg_size(g, rank, k, max);
+            if (shards && ((g == 0) != (k < count))) {
+                continue;
+            }
+            /* the k-th message of this group: late shards count from 0 */
+            kk = (shards && g > 0) ? k - count : k;
+            n  = msg_size(g, rank, kk, max);
             for (i = 0; i < n; ++i) {
-                buf[i] = msg_byte(rank, k, i);
+                buf[i] = msg_byte(rank, kk, i);
             }
             if (tc_group_send(groups[g], buf, n) != UCS_OK) {
                 fprintf(stderr, "send %lld failed\n", (long long)k);
@@ -209,7 +226,7 @@ int main(int argc, char **argv)
         if (tc_group_close(groups[g]) != UCS_OK) {
             rc = 1;
         }
-        expected = (uint64_t)count * (one_sender ? 1 : nmembers[g]);
+        expected = (uint64_t)((shards && g > 0) ? late : count) * (one_sender ? 1 : nmembers[g]);
         printf("group %d chain %016llx count %llu bad %llu\n", g,
                (unsigned long long)state[g].chain, (unsigned long long)state[g].count,
                (unsigned long long)state[g].bad);

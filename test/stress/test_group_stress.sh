@@ -8,6 +8,8 @@
 #  - 3 members, all senders, urgent and batched SMC;
 #  - 5 members, one sender, a window of 8 (so the sender waits on slots);
 #  - 3 members mixing SMC and RDMC messages in one total order;
+#  - 3 members, span delivery (the C deliver_span callback), batched;
+#  - 16 shards over 3 members: 15 stay quiet while one streams, then send;
 # and a view change over posix and tcp: one of 3 (then 5) members sending through
 # test/helpers/group_fault_probe is killed with SIGKILL mid-stream; and a join
 # into 3 members that hold a job key: a joiner without it is refused, one
@@ -57,6 +59,30 @@ case_run() {
         tail -15 "$log"; failed=$((failed + 1)); return
     fi
     echo "ok: $name ($tls): $n members, $expect messages each, one chain, $((SECONDS - start)) s"
+}
+
+# shards_run NAME COUNT: 16 groups over 3 members (group_probe -G 16); every
+# group reported by all 3 with one chain and its exact count
+shards_run() {
+    local name=$1 c=$2 log g bad=0 late
+    log=$work/$name.log
+    runs=$((runs + 1))
+    late=$(( c / 50 > 0 ? c / 50 : 1 ))
+    if ! env UCX_TLS=$tls "$run" -n 3 --timeout 240 -- "$probe" -G 16 -c "$c" -s 128 >"$log" 2>&1 ||
+       grep -Eq 'UCX +(WARN|ERROR|FATAL)' "$log"; then
+        echo "FAIL: $name ($tls)"; tail -15 "$log"; failed=$((failed + 1)); return
+    fi
+    for g in $(seq 0 15); do
+        local expect=$(( 3 * (g == 0 ? c : late) ))
+        [ "$(grep -Ec "\] group $g chain [0-9a-f]+ count $expect bad 0$" "$log")" = 3 ] &&
+        [ "$(sed -n "s/.*\] group $g chain \([0-9a-f]*\) count.*/\1/p" "$log" | sort -u | wc -l)" = 1 ] ||
+            bad=1
+    done
+    if [ "$bad" != 0 ]; then
+        echo "FAIL: $name ($tls): a group's counts or chains differ"; tail -20 "$log"
+        failed=$((failed + 1)); return
+    fi
+    echo "ok: $name ($tls): 16 shards, every one complete and in one order"
 }
 
 # kill_run NAME N VICTIM TLS: N fault-probe members, SIGKILL one
@@ -144,6 +170,8 @@ for round in $(seq "$rounds"); do
         case_run "batched-all-$round" 3 $((3 * c)) "UCX_TC_SMC_MODE=batched" -- -c "$c" -s 512
         case_run "one-sender-window8-$round" 5 "$c" "UCX_TC_SMC_MODE=urgent" -- -o -c "$c" -s 128 -w 8
         case_run "smc-and-rdmc-$round" 3 $((3 * 100)) "UCX_TC_SMC_MODE=urgent" -- -c 100 -s 256 -L "$large"
+        case_run "spans-batched-$round" 3 $((3 * c)) "UCX_TC_SMC_MODE=batched" -- -S -c "$c" -s 512
+        shards_run "shards-16-$round" "$c"
     done
 done
 

@@ -28,7 +28,7 @@ probe_run run_probe(const std::string &tls, int n, const std::string &args)
                                   std::to_string(n) + " --timeout 120 -- " +
                                   tc_test::build_path("test/helpers/group_probe") + " " + args);
     probe_run out{r.exit_code, r.output, {}, {}};
-    std::regex line(R"(\[\d+\] group (\d) chain ([0-9a-f]+) count (\d+) bad 0)");
+    std::regex line(R"(\[\d+\] group (\d+) chain ([0-9a-f]+) count (\d+) bad 0)");
     for (std::sregex_iterator it(r.output.begin(), r.output.end(), line), end; it != end; ++it) {
         int g = std::stoi((*it)[1]);
         out.chains[g].insert((*it)[2].str() + "/" + (*it)[3].str());
@@ -99,6 +99,20 @@ TEST_P(group_procs, span_delivery_through_the_c_api)
         EXPECT_LE(std::stoull((*it)[2]), 64u) << r.output;
     }
     EXPECT_EQ(3, seen) << r.output;
+}
+
+/* Shards: 16 groups over the same 3 processes and one engine each; 15 idle
+ * (quiet) while group 0 streams, then each sends its own: every group one
+ * sequence at every member, exact counts and bytes. */
+TEST_P(group_procs, sixteen_shards_quiet_ones_wake)
+{
+    const bool tcp = GetParam().starts_with("tcp");
+    auto r = run_probe(GetParam(), 3, tcp ? "-G 16 -c 1000 -s 128" : "-G 16 -c 10000 -s 128");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    for (int g = 0; g < 16; ++g) {
+        EXPECT_EQ(3, r.reports[g]) << "group " << g << ":\n" << r.output;
+        EXPECT_EQ(1u, r.chains[g].size()) << "group " << g << " sequences differ:\n" << r.output;
+    }
 }
 
 TEST(group_procs_rdmc, messages_up_to_64_mib_among_small_ones)
