@@ -357,10 +357,12 @@ void group_impl::log_sender(ucs_log_level_t level) const
 unsigned group_impl::poll(void *arg)
 {
     auto *g = static_cast<group_impl*>(arg);
-    if (g->quiet_ && !g->woken()) {
-        return 0;
+    if (g->quiet_.load(std::memory_order_relaxed)) {
+        if (!g->woken()) {
+            return 0;
+        }
+        g->set_quiet(false);
     }
-    g->quiet_     = false;
     unsigned done = g->ctx_.pusher.reap();
     if (g->ctx_.state.is(member_state::drained)) {
         return done;
@@ -369,11 +371,34 @@ unsigned group_impl::poll(void *arg)
         done += g->joins_.serve();
     }
     done += g->protocol_.evaluate();
-    g->quiet_ = (done == 0) && g->idle();
-    if (g->quiet_) {
+    if ((done == 0) && g->idle()) {
         g->note_peers_sent();
+        g->set_quiet(true);
     }
     return done;
+}
+
+/* The engine calls a quiet poller every TC_PROGRESS_QUIET_EVERY loops. */
+void group_impl::set_quiet(bool quiet)
+{
+    quiet_.store(quiet, std::memory_order_relaxed);
+    quiet_passes_ = 0;
+    if (poller_id_ >= 0) {   /* none once a view change or close removed it */
+        tc_progress_poller_set_quiet(ctx_.node.engine(), poller_id_, quiet);
+    }
+}
+
+void group_impl::poke()
+{
+    if (!poked_.load(std::memory_order_relaxed)) {
+        poked_.store(true, std::memory_order_relaxed);
+    }
+    /* from another thread this may miss a group going quiet right now: the
+     * engine then calls it TC_PROGRESS_QUIET_EVERY loops later, and it sees
+     * the poke */
+    if (quiet_.load(std::memory_order_relaxed) && poller_id_ >= 0) {
+        tc_progress_poller_set_quiet(ctx_.node.engine(), poller_id_, 0);
+    }
 }
 
 void group_impl::note_peers_sent()
@@ -400,13 +425,12 @@ bool group_impl::idle() const
            (ctx_.map.my_sender() < 0 || send_.nulls_needed() == 0);
 }
 
-/* The quiet group's look per pass: the application's poke; every
- * kQuietWatchEvery passes also, raw, the word each peer's 'sent' counter
- * lives in (any change wakes us; the pass then reads it properly, epoch and
- * all: a peer's word is a cache miss, which 64 idle shards cannot pay on
- * every pass). Every kQuietLookEvery passes the whole protocol runs, the
- * failure detector included: heartbeats (10 ms), suspicions, wedges and
- * joins tolerate that delay. */
+/* The quiet group's look, every TC_PROGRESS_QUIET_EVERY loops: the
+ * application's poke and, raw, the word each peer's 'sent' counter lives in
+ * (any change wakes us; the pass then reads it properly, epoch and all).
+ * Every kQuietLookEvery looks the whole protocol runs, the failure detector
+ * included: heartbeats (10 ms), suspicions, wedges and joins tolerate that
+ * delay. */
 bool group_impl::woken()
 {
     if (poked_.load(std::memory_order_relaxed)) {
@@ -414,12 +438,8 @@ bool group_impl::woken()
         return true;
     }
     if (++quiet_passes_ == kQuietLookEvery) {
-        quiet_passes_ = 0;
         detect_.look_next_time();
         return true;
-    }
-    if (quiet_passes_ % kQuietWatchEvery != 0) {
-        return false;
     }
     for (const auto &peer : peer_sent_) {
         if (__atomic_load_n(peer.word, __ATOMIC_RELAXED) != peer.seen) {

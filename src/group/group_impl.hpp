@@ -8,10 +8,11 @@
  *   reap puts, joins, failure detector, wedge, trim (lead, follow), install,
  *   close requests, send (batched push), receive, nulls, deliver, report.
  *
- * A group with nothing under way goes quiet: until an application call, a
- * peer's new message or every kQuietLookEvery-th pass, its poller reads one
- * flag (and every 4th pass one word per peer, its 'sent' counter) and
- * returns, so the idle shards of a node cost an active one next to nothing.
+ * A group with nothing under way goes quiet: the engine calls its poller
+ * every 4th loop only (tc_progress_poller_set_quiet), which then reads one
+ * flag and one word per peer (its 'sent' counter) and returns, until an
+ * application call, a peer's new message or every 256th loop; so the idle
+ * shards of a node cost an active one next to nothing.
  *
  * It also does what spans components: creation, close (the phase column),
  * and moving to the next view, narrowed in place after a failure or built
@@ -93,8 +94,9 @@ private:
     bool idle() const;
     bool woken();
     void note_peers_sent();
-    /* any thread: the quiet group looks at everything on the next pass */
-    void poke() { poked_.store(true, std::memory_order_relaxed); }
+    /* any thread: a quiet group looks at everything on the next pass */
+    void poke();
+    void set_quiet(bool quiet);
     void add_protocol_predicates();
 
     /* the ordinary protocol runs only in an undisturbed view */
@@ -131,16 +133,16 @@ private:
     membership::join_sponsor   joins_;
     sst::predicates            protocol_;
     std::atomic<int64_t>       phase_request_{0};  /* threaded close() -> engine's thread */
-    /* A quiet group (idle() after a pass that did nothing) costs an engine
-     * pass only woken(): a flag and the peers' 'sent' words. */
-    static constexpr unsigned  kQuietLookEvery  = 256;
-    static constexpr unsigned  kQuietWatchEvery = 4;
+    /* A quiet group (idle() after a pass that did nothing) is called every
+     * TC_PROGRESS_QUIET_EVERY loops, and costs then only woken(): a flag and
+     * the peers' 'sent' words. */
+    static constexpr unsigned  kQuietLookEvery = 64;   /* looks: 256 loops */
     struct watched_word {
         const int64_t *word;
         int64_t       seen;
     };
-    /* what a quiet pass touches, side by side */
-    bool                       quiet_        = false;
+    /* what a quiet look touches, side by side */
+    std::atomic<bool>          quiet_{false};   /* the engine's thread writes it */
     std::atomic<bool>          poked_{false};
     unsigned                   quiet_passes_ = 0;
     std::vector<watched_word>  peer_sent_;   /* quiet: what woken() compares */

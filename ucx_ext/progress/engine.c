@@ -8,7 +8,8 @@
  * added and removed from any thread, including from inside a poller.
  *
  * Invariants:
- *  - the loop takes no lock: it reads each slot's state with one atomic load;
+ *  - the loop takes no lock: it reads each slot's state with one atomic load
+ *    (and, off every TC_PROGRESS_QUIET_EVERY-th loop, its quiet flag);
  *  - engine->seq is odd exactly while a loop runs; a remover on another
  *    thread marks the slot DEAD and waits until the loop it may have raced
  *    with has ended (seq moved), so after remove returns the callback neither
@@ -46,6 +47,7 @@ typedef enum {
 
 typedef struct tc_poller_slot {
     int            state;   /* tc_poller_state_t, accessed atomically */
+    int            quiet;   /* called every TC_PROGRESS_QUIET_EVERY loops (atomic) */
     tc_poller_cb_t cb;
     void           *arg;
 } tc_poller_slot_t;
@@ -267,6 +269,7 @@ ucs_status_t tc_progress_poller_add(tc_progress_engine_h engine,
         if (__atomic_load_n(&slot->state, __ATOMIC_RELAXED) == TC_POLLER_FREE) {
             slot->cb  = cb;
             slot->arg = arg;
+            __atomic_store_n(&slot->quiet, 0, __ATOMIC_RELAXED);
             __atomic_store_n(&slot->state, TC_POLLER_ACTIVE, __ATOMIC_SEQ_CST);
             if (i + 1 > engine->high) {
                 __atomic_store_n(&engine->high, i + 1, __ATOMIC_RELEASE);
@@ -283,6 +286,17 @@ ucs_status_t tc_progress_poller_add(tc_progress_engine_h engine,
     ucs_error("progress engine %p: all %u poller slots in use "
               "(UCX_TC_MAX_POLLERS)", engine, engine->max_pollers);
     return UCS_ERR_EXCEEDS_LIMIT;
+}
+
+ucs_status_t tc_progress_poller_set_quiet(tc_progress_engine_h engine, int id, int quiet)
+{
+    if ((id < 0) || ((unsigned)id >= engine->max_pollers) ||
+        (__atomic_load_n(&engine->slots[id].state, __ATOMIC_RELAXED) != TC_POLLER_ACTIVE)) {
+        ucs_error("progress engine %p: invalid poller id %d", engine, id);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    __atomic_store_n(&engine->slots[id].quiet, quiet != 0, __ATOMIC_RELAXED);
+    return UCS_OK;
 }
 
 ucs_status_t tc_progress_poller_remove(tc_progress_engine_h engine, int id)
@@ -333,6 +347,7 @@ unsigned tc_progress(tc_progress_engine_h engine)
     tc_poller_slot_t *slot;
     unsigned i, high;
     uint64_t seq;
+    int quiet_turn;
 
     /* one driver at a time: only it writes seq */
     __atomic_store_n(&engine->driver, pthread_self(), __ATOMIC_RELAXED);
@@ -348,10 +363,13 @@ unsigned tc_progress(tc_progress_engine_h engine)
         events += ucp_worker_progress(engine->worker);
     }
 
-    high = __atomic_load_n(&engine->high, __ATOMIC_ACQUIRE);
+    high       = __atomic_load_n(&engine->high, __ATOMIC_ACQUIRE);
+    quiet_turn = (__atomic_load_n(&engine->loops, __ATOMIC_RELAXED) %
+                  TC_PROGRESS_QUIET_EVERY) == 0;
     for (i = 0; i < high; ++i) {
         slot = &engine->slots[i];
-        if (__atomic_load_n(&slot->state, __ATOMIC_SEQ_CST) == TC_POLLER_ACTIVE) {
+        if ((__atomic_load_n(&slot->state, __ATOMIC_SEQ_CST) == TC_POLLER_ACTIVE) &&
+            (quiet_turn || !__atomic_load_n(&slot->quiet, __ATOMIC_RELAXED))) {
             events += slot->cb(slot->arg);
         }
     }

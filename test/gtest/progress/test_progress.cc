@@ -88,6 +88,49 @@ TEST(progress, pollers_run_once_per_loop_and_events_add_up)
     EXPECT_EQ(1u, st.idle_loops);
 }
 
+/* A quiet poller is called every TC_PROGRESS_QUIET_EVERY loops, the others
+ * on every loop; unquieted (from another thread too) it runs on the next. */
+TEST(progress, quiet_pollers_run_every_few_loops_and_wake_at_once)
+{
+    engine_guard g;
+    counter busy, quiet;
+    int ib, iq;
+    ASSERT_EQ(UCS_OK, tc_progress_poller_add(g.engine, counter::poll, &busy, &ib));
+    ASSERT_EQ(UCS_OK, tc_progress_poller_add(g.engine, counter::poll, &quiet, &iq));
+    ASSERT_EQ(UCS_OK, tc_progress_poller_set_quiet(g.engine, iq, 1));
+    const unsigned loops = 10 * TC_PROGRESS_QUIET_EVERY;
+    for (unsigned i = 0; i < loops; ++i) {
+        tc_progress(g.engine);
+    }
+    EXPECT_EQ(loops, busy.calls);
+    EXPECT_EQ(10u, quiet.calls);
+
+    std::thread([&] { EXPECT_EQ(UCS_OK, tc_progress_poller_set_quiet(g.engine, iq, 0)); }).join();
+    const unsigned before = quiet.calls;
+    tc_progress(g.engine);
+    tc_progress(g.engine);
+    EXPECT_EQ(before + 2, quiet.calls);
+
+    {
+        tc_test::scoped_log_expect logs;
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, tc_progress_poller_set_quiet(g.engine, -1, 1));
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, tc_progress_poller_set_quiet(g.engine, 1000000, 1));
+        ASSERT_EQ(UCS_OK, tc_progress_poller_remove(g.engine, ib));
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, tc_progress_poller_set_quiet(g.engine, ib, 1));
+        EXPECT_EQ(3u, logs.count("invalid poller id"));
+    }
+    /* a slot used again starts loud */
+    counter reused;
+    int ir;
+    ASSERT_EQ(UCS_OK, tc_progress_poller_set_quiet(g.engine, iq, 1));
+    ASSERT_EQ(UCS_OK, tc_progress_poller_remove(g.engine, iq));
+    ASSERT_EQ(UCS_OK, tc_progress_poller_add(g.engine, counter::poll, &reused, &ir));
+    tc_progress(g.engine);
+    tc_progress(g.engine);
+    EXPECT_EQ(2u, reused.calls);
+    ASSERT_EQ(UCS_OK, tc_progress_poller_remove(g.engine, ir));
+}
+
 /* A poller that, on its first call, removes itself and a later poller, and
  * adds a new one. */
 struct mutator {

@@ -75,6 +75,19 @@ ucs_status_t tc_progress_poller_add(tc_progress_engine_h engine,
  */
 ucs_status_t tc_progress_poller_remove(tc_progress_engine_h engine, int id);
 
+/** A quiet poller is called only every this many loops. */
+#define TC_PROGRESS_QUIET_EVERY 4
+
+/**
+ * Mark poller @a id quiet (@a quiet != 0: it has nothing to do until
+ * something it watches changes) or not. The loop calls a quiet poller only
+ * every TC_PROGRESS_QUIET_EVERY loops, so many idle pollers (e.g. the idle
+ * shards of a node) cost a loop little more than a look at the slot table.
+ * Any thread may call it, e.g. an application call that gives the poller
+ * work; the next loop then calls it.
+ */
+ucs_status_t tc_progress_poller_set_quiet(tc_progress_engine_h engine, int id, int quiet);
+
 /**
  * One loop: ucp_worker_progress() and every poller. Caller-driven mode.
  * Only one thread drives an engine at a time.
