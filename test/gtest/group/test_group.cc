@@ -6,6 +6,7 @@
  * the in-process bootstrap, over real UCX transports.
  */
 #include "common.h"
+#include "inproc_member.h"
 
 #include "api/group.hpp"
 #include "order/sequence.hpp"
@@ -96,16 +97,11 @@ struct scenario {
 void run_member(tc_bootstrap_inproc_domain_h domain, int rank, const scenario &sc,
                 member_result &out)
 {
-    tc_bootstrap_h boot_raw;
-    out.status = tc_bootstrap_inproc_create(domain, rank, &boot_raw);
-    if (out.status != UCS_OK) {
+    tc_test::inproc_member member(domain, rank);
+    if ((out.status = member.status()) != UCS_OK) {
         return;
     }
-    tc::bootstrap_ptr boot(boot_raw);
-    tc::ucp_node node(boot.get());
-    if ((out.status = node.status()) != UCS_OK) {
-        return;
-    }
+    tc::ucp_node &node = member.node();
 
     std::vector<int> members;
     for (int r = 0; r < sc.members; ++r) {

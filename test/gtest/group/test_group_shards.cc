@@ -8,6 +8,7 @@
  * sequence (digest), every message once with its exact bytes.
  */
 #include "common.h"
+#include "inproc_member.h"
 
 #include "api/group.hpp"
 
@@ -39,15 +40,11 @@ uint8_t byte_of(int group, int rank, int64_t k, size_t i)
 void run_shard_member(tc_bootstrap_inproc_domain_h domain, int rank, int groups,
                       int64_t stream, int64_t late, shard_result &out)
 {
-    tc_bootstrap_h boot_raw;
-    if ((out.status = tc_bootstrap_inproc_create(domain, rank, &boot_raw)) != UCS_OK) {
+    tc_test::inproc_member member(domain, rank);
+    if ((out.status = member.status()) != UCS_OK) {
         return;
     }
-    tc::bootstrap_ptr boot(boot_raw);
-    tc::ucp_node node(boot.get());
-    if ((out.status = node.status()) != UCS_OK) {
-        return;
-    }
+    tc::ucp_node &node = member.node();
     out.digest.assign(groups, 1469598103934665603ull);
     out.delivered.assign(groups, 0);
     out.bad.assign(groups, 0);

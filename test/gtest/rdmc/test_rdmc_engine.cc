@@ -8,6 +8,7 @@
  * every root's transfers in that root's order (a hash chain per member).
  */
 #include "common.h"
+#include "inproc_member.h"
 
 #include "rdmc/engine.hpp"
 
@@ -103,15 +104,11 @@ int root_of(const scenario &sc, size_t j)
 void run_member(tc_bootstrap_inproc_domain_h domain, int rank, const scenario &sc,
                 member_result &out)
 {
-    tc_bootstrap_h boot_raw;
-    if ((out.status = tc_bootstrap_inproc_create(domain, rank, &boot_raw)) != UCS_OK) {
+    tc_test::inproc_member member(domain, rank);
+    if ((out.status = member.status()) != UCS_OK) {
         return;
     }
-    tc::bootstrap_ptr boot(boot_raw);
-    tc::ucp_node node(boot.get());
-    if ((out.status = node.status()) != UCS_OK) {
-        return;
-    }
+    tc::ucp_node &node = member.node();
     settle_after_node_creation(node);
 
     /* what each root sends, in its order */
