@@ -26,7 +26,7 @@ TEST(config, defaults)
     EXPECT_DOUBLE_EQ(50e-6, cfg.spin_time);
     EXPECT_DOUBLE_EQ(1e-6, cfg.sleep_min);
     EXPECT_DOUBLE_EQ(500e-6, cfg.sleep_max);
-    EXPECT_EQ(64u, cfg.max_pollers);
+    EXPECT_EQ(1024u, cfg.max_pollers);   /* a node holds many shards, one poller each */
     EXPECT_DOUBLE_EQ(30.0, cfg.boot_timeout);
     tc_config_release(&cfg);
 }
