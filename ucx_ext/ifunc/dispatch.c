@@ -319,6 +319,9 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
         }
     }
 
+    if (rx->install_only) {
+        return TC_IFUNC_REJECT_NONE;
+    }
     if (rx->placement == TC_IFUNC_PLACEMENT_COPY) {
         tc_code_entry_run(entry, payload, h->payload_size, rx->target_args);
         return TC_IFUNC_REJECT_NONE;
@@ -670,4 +673,106 @@ reject:
     /* nothing to clear: the next lap's seq makes this slot "not yet" */
     tc_ifunc_reject(rx, ring, reason, h.seq, h.type, h.element_id, detail);
     return TC_IFUNC_SLOT_REJECTED;
+}
+
+/* A compact frame's snapshot, checked word for word */
+static tc_ifunc_reject_t tc_ifunc_frame_run_compact(tc_ifunc_rx_t *rx,
+                                                    tc_ifunc_ring_t *ring,
+                                                    uint8_t *frame, uint32_t size,
+                                                    tc_ifunc_frame_view_t *view,
+                                                    char *detail, size_t detail_len)
+{
+    tc_frame_compact_t h;
+    uint32_t hdr_size, frame_size;
+    tc_ifunc_reject_t reason;
+    void *payload;
+
+    if (size < TC_FRAME_COMPACT_CACHED_HDR) {
+        snprintf(detail, detail_len, "compact frame in %u bytes", size);
+        return TC_IFUNC_REJECT_SIZE;
+    }
+    memcpy(&h, frame, sizeof(h));
+    view->type       = h.type;
+    view->element_id = h.element_id;
+    view->pkg_id     = h.pkg_id;
+    reason           = tc_frame_check_compact(&h, size, TC_FRAME_SEQ_ANY);
+    if (reason != TC_IFUNC_REJECT_NONE) {
+        return reason;
+    }
+    hdr_size   = h.hdr_words * 8u;
+    frame_size = tc_frame_compact_size(hdr_size, h.payload_size);
+    if ((frame_size > size) || (tc_frame_compact_check(frame, frame_size) != h.check)) {
+        snprintf(detail, detail_len, "compact frame whose check word does not match");
+        return TC_IFUNC_REJECT_CHECKSUM;
+    }
+    payload            = (h.payload_size != 0) ? frame + hdr_size : NULL;
+    view->payload      = payload;
+    view->payload_size = h.payload_size;
+    view->code_hash    = (h.type == TC_FRAME_CACHED) ? h.code_hash : 0;
+    if (h.type == TC_FRAME_LOCAL) {
+        reason = tc_ifunc_run_local(rx, tc_ifunc_pkg_find(h.pkg_id), h.element_id,
+                                    payload, h.payload_size, detail, detail_len);
+        if (reason == TC_IFUNC_REJECT_UNKNOWN_PKG) {
+            snprintf(detail, detail_len, "package %016" PRIx64, h.pkg_id);
+        }
+        return reason;
+    }
+    return tc_ifunc_run_cached(rx, ring, h.code_hash, h.pkg_id, h.element_id, payload,
+                               h.payload_size, detail, detail_len);
+}
+
+tc_ifunc_reject_t tc_ifunc_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                     uint8_t *frame, uint32_t size,
+                                     tc_ifunc_frame_view_t *view, char *detail,
+                                     size_t detail_len)
+{
+    tc_ifunc_reject_t reason;
+    tc_frame_hdr_t h;
+    uint16_t format;
+
+    memset(view, 0, sizeof(*view));
+    detail[0] = '\0';
+    if (size < sizeof(uint64_t) + sizeof(format)) {
+        snprintf(detail, detail_len, "%u bytes", size);
+        reason = TC_IFUNC_REJECT_SIZE;
+        goto out;
+    }
+    memcpy(&format, frame + offsetof(tc_frame_compact_t, format), sizeof(format));
+    if (format == TC_FRAME_COMPACT_FORMAT) {
+        reason = tc_ifunc_frame_run_compact(rx, ring, frame, size, view, detail,
+                                            detail_len);
+        goto out;
+    }
+    if (size < TC_FRAME_HDR_SIZE) {
+        snprintf(detail, detail_len, "full frame in %u bytes", size);
+        reason = TC_IFUNC_REJECT_SIZE;
+        goto out;
+    }
+    memcpy(&h, frame, sizeof(h));
+    view->type       = h.type;
+    view->element_id = h.element_id;
+    view->pkg_id     = h.pkg_id;
+    view->code_hash  = h.code_hash;
+    reason = tc_frame_check_header(&h, size, TC_FRAME_SEQ_ANY, NULL);
+    if (reason != TC_IFUNC_REJECT_NONE) {
+        goto out;
+    }
+    if ((h.flags & TC_FRAME_F_CHECKSUM) && (tc_frame_checksum(&h, frame) != h.checksum)) {
+        reason = TC_IFUNC_REJECT_CHECKSUM;
+        goto out;
+    }
+    view->payload      = (h.payload_size != 0) ? frame + h.payload_offset : NULL;
+    view->payload_size = h.payload_size;
+    view->shipment_size = h.payload_offset;
+    reason = tc_ifunc_dispatch(rx, ring, &h, frame, detail, detail_len);
+
+out:
+    if (reason == TC_IFUNC_REJECT_NONE) {
+        ++rx->stats->frames[view->type - TC_FRAME_LOCAL];
+        rx->stats->bytes += size;
+    } else {
+        ++rx->stats->rejects[reason];
+        ++rx->stats->rejects_total;
+    }
+    return reason;
 }

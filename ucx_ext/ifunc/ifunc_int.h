@@ -190,6 +190,8 @@ typedef struct tc_ifunc_rx {
     tc_ifunc_pkg_h       (*autoload)(const tc_frame_hdr_t *hdr);
     tc_code_cache_t      cache;
     tc_ifunc_stats_t     *stats;
+    int                  install_only;  /* Injected code is placed and linked, not
+                                           called (codes of a state transfer) */
 } tc_ifunc_rx_t;
 
 typedef enum {
@@ -251,6 +253,31 @@ tc_ifunc_slot_process(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring, uint8_t *slot,
     return tc_ifunc_slot_process_frame(rx, ring, slot, slot_size, expect_seq,
                                        sig);
 }
+
+/* What tc_ifunc_frame_run learned of a frame, also of one it rejected */
+typedef struct tc_ifunc_frame_view {
+    uint8_t  type;           /* tc_frame_type_t; 0 if the header was not read */
+    uint32_t element_id;
+    uint64_t pkg_id;
+    uint64_t code_hash;
+    void     *payload;
+    uint32_t payload_size;
+    uint32_t shipment_size;  /* full frames: the bytes before the payload
+                                (header, code, symbol names) */
+} tc_ifunc_frame_view_t;
+
+/*
+ * A complete frame, compact or full, in memory that nothing else writes
+ * while it runs (a replicated slot already delivered): validate it and run
+ * it, or say why not. No ring sequence, signal or trailer (whoever delivered
+ * it made it complete); the frame is never written (rx->placement must be
+ * copy). @a ring keeps the codes Cached frames name and trust-mode links.
+ * Counts the frame or its reject in rx->stats; logs nothing.
+ */
+tc_ifunc_reject_t tc_ifunc_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                     uint8_t *frame, uint32_t size,
+                                     tc_ifunc_frame_view_t *view, char *detail,
+                                     size_t detail_len);
 
 static inline double tc_ifunc_now(void)
 {
@@ -364,6 +391,17 @@ uint32_t tc_frame_stamp_compact(uint8_t *frame, const tc_frame_desc_t *desc,
                                 uint32_t payload_size);
 
 /* ---- messages (send.c) ---- */
+
+/* Payload bytes a message of @a elem may need: its payload_get_max_size,
+ * else the source arguments' size */
+size_t tc_ifunc_payload_capacity(const tc_ifunc_element_t *elem, void *source_args,
+                                 size_t source_args_size);
+
+/* The payload in place: the jam's payload_init, else a copy of the source
+ * arguments; at most @a capacity bytes, *@a size_p those written */
+ucs_status_t tc_ifunc_payload_fill(const tc_ifunc_element_t *elem, void *source_args,
+                                   size_t source_args_size, uint8_t *payload,
+                                   uint32_t capacity, uint32_t *size_p);
 
 #define TC_IFUNC_MSG_MAX_REQS 4
 

@@ -49,27 +49,35 @@ ucs_status_t tc_ifunc_msg_wait(tc_ifunc_msg_h msg)
     return status;
 }
 
-static ucs_status_t tc_ifunc_msg_fill(tc_ifunc_msg_h msg, void *source_args,
-                                      size_t source_args_size)
+size_t tc_ifunc_payload_capacity(const tc_ifunc_element_t *elem, void *source_args,
+                                 size_t source_args_size)
 {
-    const tc_jam_element_t *local = msg->elem->local;
-    uint8_t *payload = msg->frame + msg->desc.payload_offset;
-    size_t size      = msg->payload_capacity;
+    return (elem->local->payload_get_max_size != NULL) ?
+           elem->local->payload_get_max_size(source_args, source_args_size) :
+           source_args_size;
+}
+
+ucs_status_t tc_ifunc_payload_fill(const tc_ifunc_element_t *elem, void *source_args,
+                                   size_t source_args_size, uint8_t *payload,
+                                   uint32_t capacity, uint32_t *size_p)
+{
+    const tc_jam_element_t *local = elem->local;
+    size_t size                   = capacity;
     int ret;
 
     if (local->payload_init != NULL) {
         ret = local->payload_init(source_args, source_args_size, payload, &size);
         if (ret != 0) {
-            ucs_diag("ifunc: %s_payload_init failed with %d", msg->elem->name, ret);
+            ucs_diag("ifunc: %s_payload_init failed with %d", elem->name, ret);
             return UCS_ERR_CANCELED;
         }
-        if (size > msg->payload_capacity) {
-            ucs_error("ifunc: %s_payload_init wrote %zu bytes into %u", msg->elem->name,
-                      size, msg->payload_capacity);
+        if (size > capacity) {
+            ucs_error("ifunc: %s_payload_init wrote %zu bytes into %u", elem->name, size,
+                      capacity);
             return UCS_ERR_EXCEEDS_LIMIT;
         }
     } else {
-        if (source_args_size > msg->payload_capacity) {
+        if (source_args_size > capacity) {
             return UCS_ERR_EXCEEDS_LIMIT;
         }
         if (source_args_size != 0) {
@@ -77,8 +85,16 @@ static ucs_status_t tc_ifunc_msg_fill(tc_ifunc_msg_h msg, void *source_args,
         }
         size = source_args_size;
     }
-    msg->payload_size = (uint32_t)size;
+    *size_p = (uint32_t)size;
     return UCS_OK;
+}
+
+static ucs_status_t tc_ifunc_msg_fill(tc_ifunc_msg_h msg, void *source_args,
+                                      size_t source_args_size)
+{
+    return tc_ifunc_payload_fill(msg->elem, source_args, source_args_size,
+                                 msg->frame + msg->desc.payload_offset,
+                                 msg->payload_capacity, &msg->payload_size);
 }
 
 /*
@@ -140,9 +156,7 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
         ucs_error("ifunc: %s has writable globals: it cannot be cached", elem->name);
         return UCS_ERR_UNSUPPORTED;
     }
-    payload_cap = (elem->local->payload_get_max_size != NULL) ?
-                  elem->local->payload_get_max_size(source_args, source_args_size) :
-                  source_args_size;
+    payload_cap = tc_ifunc_payload_capacity(elem, source_args, source_args_size);
 
     msg = calloc(1, sizeof(*msg));
     if (msg == NULL) {

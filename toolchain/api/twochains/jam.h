@@ -127,6 +127,27 @@ TC_JAM_DECLARE(TC_JAM_NAME);
 #endif
 
 /*
+ * Replicated jams: a jam sent through a replication group's total order
+ * (tc_group_send_jam, <twochains/group.h>) runs at every member at
+ * delivery, in sequence order, with target_args pointing to this context.
+ * It must be deterministic: read and write only its payload and the state,
+ * call only pure functions; no clocks, no I/O, no addresses of this member
+ * (pointers into the state are fine as offsets, not as values stored).
+ * Setting status non-zero reports a failure: the group counts it and
+ * passes it to the application's jam callback; whatever the jam wrote to
+ * the state before stays, the same at every member.
+ */
+typedef struct tc_jam_replica {
+    void    *state;        /* the region this member registered with the group */
+    size_t  state_size;
+    int     sender;        /* who sent it (the group's member rank) */
+    int64_t index;         /* the sender's message number */
+    int64_t seq;           /* its place in the view's total order */
+    int64_t view;          /* the view's epoch */
+    int     status;        /* 0 on entry; non-zero: the jam failed */
+} tc_jam_replica_t;
+
+/*
  * The public Two-Chains ifunc contract (openucx/ucx-two-chains, branch
  * ifunc_put): an ifunc source <name>.c defines, as plain C functions,
  *     void   <name>_main(void *payload, size_t payload_size, void *target_args);

@@ -1,0 +1,354 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Jams carried by another protocol (twochains/ifunc_exec.h): frames planned
+ * and written by a sender into memory the carrier gives it, run by the
+ * receiver through the mailbox's validator and dispatcher.
+ *
+ * Invariants:
+ *  - the same validation as a mailbox frame (tc_ifunc_frame_run), minus the
+ *    ring's sequence and signal; a frame is never written;
+ *  - code runs from the code cache only (placement copy), and every code a
+ *    Cached frame may name stays there (pinned by the executor's ring);
+ *  - a code is known here, for planning and for Cached frames alike, only
+ *    once a frame that carried it ran here (or a transfer brought it and
+ *    it passed the same checks): delivered in one order, every member
+ *    knows the same codes at the same point;
+ *  - each known code keeps the bytes that shipped it (header, code, symbol
+ *    names), so that a newcomer checks and links it as it would the frame.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ifunc_int.h"
+
+#include <twochains/ifunc_exec.h>
+
+#include <base/debug.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The frame that shipped a code: header, code, names, without payload */
+typedef struct tc_exec_shipment {
+    uint32_t size;
+    uint8_t  *bytes;
+} tc_exec_shipment_t;
+
+KHASH_MAP_INIT_INT64(tc_shipment, tc_exec_shipment_t)
+
+struct tc_ifunc_exec {
+    tc_ifunc_rx_t        rx;
+    tc_ifunc_ring_t      ring;        /* the codes Cached frames name */
+    tc_ifunc_stats_t     stats;
+    khash_t(tc_shipment) shipments;   /* code hash -> what shipped it */
+};
+
+ucs_status_t tc_ifunc_exec_create(tc_ifunc_security_t security, tc_ifunc_exec_h *exec_p)
+{
+    tc_ifunc_exec_h exec;
+
+    if (security >= TC_IFUNC_SECURITY_LAST) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    exec = calloc(1, sizeof(*exec));
+    if (exec == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    exec->rx.security  = security;
+    exec->rx.placement = TC_IFUNC_PLACEMENT_COPY;
+    exec->rx.rank      = -1;
+    exec->rx.stats     = &exec->stats;
+    tc_code_cache_init(&exec->rx.cache, tc_ifunc_config_get()->cache_entries);
+    tc_ifunc_ring_init(&exec->ring, NULL, -1, 0);
+    kh_init_inplace(tc_shipment, &exec->shipments);
+    *exec_p = exec;
+    return UCS_OK;
+}
+
+void tc_ifunc_exec_destroy(tc_ifunc_exec_h exec)
+{
+    tc_exec_shipment_t shipment;
+
+    if (exec == NULL) {
+        return;
+    }
+    kh_foreach_value(&exec->shipments, shipment, {
+        free(shipment.bytes);
+    })
+    kh_destroy_inplace(tc_shipment, &exec->shipments);
+    tc_ifunc_ring_cleanup(&exec->ring);
+    tc_code_cache_cleanup(&exec->rx.cache);
+    free(exec);
+}
+
+tc_ifunc_security_t tc_ifunc_exec_security(tc_ifunc_exec_h exec)
+{
+    return exec->rx.security;
+}
+
+static int tc_exec_knows(tc_ifunc_exec_h exec, uint64_t code_hash)
+{
+    return kh_get(tc_cached, &exec->ring.cached, code_hash) != kh_end(&exec->ring.cached);
+}
+
+unsigned tc_ifunc_exec_codes(tc_ifunc_exec_h exec)
+{
+    return kh_size(&exec->ring.cached);
+}
+
+ucs_status_t tc_ifunc_exec_plan(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
+                                tc_ifunc_exec_plan_t *plan)
+{
+    const tc_ifunc_element_t *elem = (jam->pkg != NULL) ?
+                                     tc_ifunc_pkg_elem(jam->pkg, jam->element_id) : NULL;
+    tc_frame_desc_t desc;
+    size_t payload_cap;
+    uint32_t hdr_size;
+
+    if (elem == NULL) {
+        ucs_error("ifunc: no element %u in package %s", jam->element_id,
+                  (jam->pkg != NULL) ? jam->pkg->name : "(none)");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (jam->mode >= TC_IFUNC_MODE_LAST) {
+        ucs_error("ifunc: invalid jam mode %d", (int)jam->mode);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((jam->mode != TC_IFUNC_MODE_LOCAL) &&
+        (exec->rx.security == TC_IFUNC_SECURITY_LOCAL_ONLY)) {
+        ucs_error("ifunc: %s %s: security mode local-only accepts no code",
+                  tc_ifunc_mode_names[jam->mode], elem->name);
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if ((jam->mode == TC_IFUNC_MODE_CACHED) && (elem->flags & TC_JAM_F_WRITABLE_DATA)) {
+        ucs_error("ifunc: %s has writable globals: it cannot be cached", elem->name);
+        return UCS_ERR_UNSUPPORTED;
+    }
+    payload_cap = tc_ifunc_payload_capacity(elem, jam->source_args, jam->source_args_size);
+    if (payload_cap > UINT32_MAX / 2) {
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    memset(plan, 0, sizeof(*plan));
+    plan->payload_capacity = (uint32_t)payload_cap;
+    plan->with_code        = (jam->mode == TC_IFUNC_MODE_INJECTED) ||
+                             ((jam->mode == TC_IFUNC_MODE_CACHED) &&
+                              !tc_exec_knows(exec, elem->span_hash));
+    plan->type             = plan->with_code ? TC_FRAME_INJECTED :
+                             (jam->mode == TC_IFUNC_MODE_LOCAL) ? TC_FRAME_LOCAL :
+                                                                  TC_FRAME_CACHED;
+    hdr_size = (plan->type == TC_FRAME_LOCAL) ? TC_FRAME_COMPACT_LOCAL_HDR :
+                                                TC_FRAME_COMPACT_CACHED_HDR;
+    if (!plan->with_code && (hdr_size + payload_cap <= TC_FRAME_COMPACT_MAX)) {
+        plan->compact  = 1;
+        plan->capacity = tc_frame_compact_size(hdr_size, (uint32_t)payload_cap);
+        return UCS_OK;
+    }
+    tc_frame_prepare(NULL, jam->pkg, elem, plan->with_code, &desc);
+    plan->capacity = tc_frame_size(&desc, (uint32_t)payload_cap);
+    return UCS_OK;
+}
+
+ucs_status_t tc_ifunc_exec_write(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
+                                 const tc_ifunc_exec_plan_t *plan, void *buf,
+                                 size_t *size_p)
+{
+    const tc_ifunc_element_t *elem = tc_ifunc_pkg_elem(jam->pkg, jam->element_id);
+    uint8_t *frame                 = buf;
+    tc_frame_desc_t desc;
+    uint32_t hdr_size, payload_size, flags;
+    ucs_status_t status;
+
+    (void)exec;
+    if (plan->compact) {
+        tc_frame_prepare(NULL, jam->pkg, elem, 0, &desc);
+        hdr_size = (plan->type == TC_FRAME_LOCAL) ? TC_FRAME_COMPACT_LOCAL_HDR :
+                                                    TC_FRAME_COMPACT_CACHED_HDR;
+        status   = tc_ifunc_payload_fill(elem, jam->source_args, jam->source_args_size,
+                                         frame + hdr_size, plan->payload_capacity,
+                                         &payload_size);
+        if (status == UCS_OK) {
+            *size_p = tc_frame_stamp_compact(frame, &desc, plan->type, 0, 0, payload_size);
+        }
+        return status;
+    }
+    tc_frame_prepare(frame, jam->pkg, elem, plan->with_code, &desc);
+    status = tc_ifunc_payload_fill(elem, jam->source_args, jam->source_args_size,
+                                   frame + desc.payload_offset, plan->payload_capacity,
+                                   &payload_size);
+    if (status != UCS_OK) {
+        return status;
+    }
+    flags   = (jam->mode == TC_IFUNC_MODE_CACHED) ? TC_FRAME_F_CACHE : 0;
+    *size_p = tc_frame_stamp(frame, &desc, plan->type, flags, 0, 0, payload_size);
+    return UCS_OK;
+}
+
+static int tc_exec_diverges(tc_ifunc_security_t security, tc_ifunc_reject_t reason)
+{
+    switch (reason) {
+    case TC_IFUNC_REJECT_UNKNOWN_PKG:
+    case TC_IFUNC_REJECT_UNKNOWN_ELEMENT:
+    case TC_IFUNC_REJECT_LINK:
+    case TC_IFUNC_REJECT_PLACEMENT:
+    case TC_IFUNC_REJECT_RESOURCE:
+        return 1;
+    case TC_IFUNC_REJECT_HASH:
+        /* verify: the code is not what this member installed; trust: the
+         * code does not hash to its header, the same everywhere */
+        return security != TC_IFUNC_SECURITY_TRUST;
+    default:
+        return 0;
+    }
+}
+
+/* Keep what shipped a code the first time it is known here */
+static ucs_status_t tc_exec_keep_shipment(tc_ifunc_exec_h exec, const uint8_t *frame,
+                                          uint64_t code_hash, uint32_t shipment_size)
+{
+    tc_exec_shipment_t *shipment;
+    tc_frame_hdr_t *h;
+    khiter_t it;
+    uint32_t size;
+    int ret;
+
+    it = kh_put(tc_shipment, &exec->shipments, code_hash, &ret);
+    if (ret < 0) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    if (ret == 0) {
+        return UCS_OK;
+    }
+    /* a frame of its own, without payload: header, code, names, trailer */
+    shipment        = &kh_val(&exec->shipments, it);
+    size            = tc_frame_align(shipment_size + 1);
+    shipment->bytes = calloc(1, size);
+    if (shipment->bytes == NULL) {
+        kh_del(tc_shipment, &exec->shipments, it);
+        return UCS_ERR_NO_MEMORY;
+    }
+    shipment->size = size;
+    memcpy(shipment->bytes, frame, shipment_size);
+    h                 = (tc_frame_hdr_t*)shipment->bytes;
+    h->frame_size     = size;
+    h->payload_offset = 0;
+    h->payload_size   = 0;
+    h->flags         &= ~(uint32_t)TC_FRAME_F_CHECKSUM;
+    h->checksum       = 0;
+    shipment->bytes[size - 1] = TC_FRAME_TRAILER(h->seq);
+    return UCS_OK;
+}
+
+tc_ifunc_reject_t tc_ifunc_exec_run(tc_ifunc_exec_h exec, const void *frame, size_t size,
+                                    void *target_args, tc_ifunc_exec_result_t *result)
+{
+    tc_ifunc_frame_view_t view;
+    tc_ifunc_reject_t reason;
+    int was_known;
+
+    if (size > UINT32_MAX) {
+        size = UINT32_MAX;   /* larger than any frame: rejected as such */
+    }
+    exec->rx.target_args = target_args;
+    was_known = exec->ring.cached.size;
+    reason    = tc_ifunc_frame_run(&exec->rx, &exec->ring, (uint8_t*)frame, (uint32_t)size,
+                                   &view, result->detail, sizeof(result->detail));
+    if ((reason == TC_IFUNC_REJECT_NONE) && (view.type == TC_FRAME_INJECTED) &&
+        ((unsigned)was_known != exec->ring.cached.size) &&
+        (tc_exec_keep_shipment(exec, frame, view.code_hash, view.shipment_size) !=
+         UCS_OK)) {
+        snprintf(result->detail, sizeof(result->detail), "no memory to keep the code");
+        reason = TC_IFUNC_REJECT_RESOURCE;
+    }
+    result->reason       = reason;
+    result->diverges     = tc_exec_diverges(exec->rx.security, reason);
+    result->type         = view.type;
+    result->pkg_id       = view.pkg_id;
+    result->element_id   = view.element_id;
+    result->payload      = view.payload;
+    result->payload_size = view.payload_size;
+    return reason;
+}
+
+/* Export format: [uint32 size][size bytes of a shipment frame] ... */
+ucs_status_t tc_ifunc_exec_export(tc_ifunc_exec_h exec, void **data_p, size_t *size_p)
+{
+    tc_exec_shipment_t shipment;
+    size_t total = 0, pos = 0;
+    uint8_t *out;
+
+    kh_foreach_value(&exec->shipments, shipment, {
+        total += sizeof(uint32_t) + shipment.size;
+    })
+    *data_p = NULL;
+    *size_p = 0;
+    if (total == 0) {
+        return UCS_OK;
+    }
+    out = malloc(total);
+    if (out == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    kh_foreach_value(&exec->shipments, shipment, {
+        memcpy(out + pos, &shipment.size, sizeof(uint32_t));
+        memcpy(out + pos + sizeof(uint32_t), shipment.bytes, shipment.size);
+        pos += sizeof(uint32_t) + shipment.size;
+    })
+    *data_p = out;
+    *size_p = total;
+    return UCS_OK;
+}
+
+ucs_status_t tc_ifunc_exec_import(tc_ifunc_exec_h exec, const void *data, size_t size,
+                                  tc_ifunc_exec_result_t *result)
+{
+    const uint8_t *p = data, *end = p + size;
+    uint8_t *copy;
+    uint32_t len;
+
+    memset(result, 0, sizeof(*result));
+    while (p < end) {
+        if ((size_t)(end - p) < sizeof(len)) {
+            snprintf(result->detail, sizeof(result->detail), "truncated code list");
+            return UCS_ERR_INVALID_PARAM;
+        }
+        memcpy(&len, p, sizeof(len));
+        p += sizeof(len);
+        if (len > (size_t)(end - p)) {
+            snprintf(result->detail, sizeof(result->detail), "code of %u bytes in %zu",
+                     len, (size_t)(end - p));
+            return UCS_ERR_INVALID_PARAM;
+        }
+        /* aligned, as a slot is, and ours: it is checked, then copied */
+        copy = malloc(len);
+        if (copy == NULL) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        memcpy(copy, p, len);
+        if ((len < TC_FRAME_HDR_SIZE) ||
+            (((tc_frame_hdr_t*)copy)->version == TC_FRAME_COMPACT_FORMAT) ||
+            (((tc_frame_hdr_t*)copy)->type != TC_FRAME_INJECTED)) {
+            free(copy);
+            snprintf(result->detail, sizeof(result->detail), "a code list entry that "
+                     "is not a frame with code");
+            return UCS_ERR_INVALID_PARAM;
+        }
+        exec->rx.install_only = 1;
+        tc_ifunc_exec_run(exec, copy, len, NULL, result);
+        exec->rx.install_only = 0;
+        free(copy);
+        if (result->reason != TC_IFUNC_REJECT_NONE) {
+            return UCS_ERR_REJECTED;
+        }
+        p += len;
+    }
+    return UCS_OK;
+}
+
+void tc_ifunc_exec_stats(tc_ifunc_exec_h exec, tc_ifunc_stats_t *stats)
+{
+    *stats = exec->stats;
+}
