@@ -27,14 +27,19 @@ struct group_digest {
     uint32_t mode;
     uint32_t member_count;
     uint32_t sender_count;
+    uint64_t jam_state_size;
+    uint32_t jam_security;
+    uint32_t reserved;
     /* followed by member ranks, then sender ranks (int32 each) */
 };
 
-std::vector<std::byte> make_digest(const group_params &p, const std::vector<int> &senders)
+std::vector<std::byte> make_digest(const group_params &p, const std::vector<int> &senders,
+                                   tc_ifunc_security_t jam_security)
 {
     group_digest d{p.max_payload, p.window, static_cast<uint32_t>(p.mode),
                    static_cast<uint32_t>(p.members.size()),
-                   static_cast<uint32_t>(senders.size())};
+                   static_cast<uint32_t>(senders.size()), p.jam_state.size(),
+                   static_cast<uint32_t>(jam_security), 0};
     std::vector<std::byte> out(sizeof(d) + sizeof(int32_t) * (p.members.size() + senders.size()));
     std::memcpy(out.data(), &d, sizeof(d));
     size_t off = sizeof(d);
@@ -61,6 +66,8 @@ const char *digest_difference(const std::vector<std::byte> &a, const std::vector
     if (da.mode != db.mode) return "mode";
     if (da.member_count != db.member_count) return "member count";
     if (da.sender_count != db.sender_count) return "sender count";
+    if (da.jam_state_size != db.jam_state_size) return "jam state size";
+    if (da.jam_security != db.jam_security) return "jam security mode";
     if (a != b) return "member or sender list";
     return nullptr;
 }
@@ -128,11 +135,19 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
         if (params.on_deliver && params.on_deliver_span) {
             local_error = "set on_deliver or on_deliver_span, not both";
         }
+        if (params.jam_mode >= TC_IFUNC_MODE_LAST) {
+            local_error = "jam_mode is not a tc_ifunc_mode_t";
+        }
+    }
+    std::shared_ptr<replicated_jams> jams;
+    if (member && !local_error && replicated_jams::create(params, jams) != UCS_OK) {
+        local_error = "the replicated jam executor could not be created";
     }
 
     std::vector<std::byte> digest;
     if (member) {
-        digest = local_error ? std::vector<std::byte>{std::byte{0}} : make_digest(params, senders);
+        digest = local_error ? std::vector<std::byte>{std::byte{0}} :
+                               make_digest(params, senders, jams->security());
     }
     std::vector<std::vector<std::byte>> all;
     ucs_status_t status = node.allgather_blobs(digest, all);
@@ -181,7 +196,7 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
     if (status != UCS_OK) {
         return status;
     }
-    auto impl = std::make_unique<group_impl>(node, params, senders, settings);
+    auto impl = std::make_unique<group_impl>(node, params, senders, settings, std::move(jams));
     status    = impl->init();
     if (status == UCS_OK) {
         status = impl->listen_for_joiners();
@@ -205,6 +220,16 @@ ucs_status_t group::send(size_t size, fill_ref fill,
     return on_current_view([&](group_impl &g) { return g.send(size, fill, block, urgent); });
 }
 
+ucs_status_t group::send_jam(tc_ifunc_pkg_h pkg, uint32_t element, void *source_args,
+                             size_t size, std::optional<tc_ifunc_mode_t> mode, bool block)
+{
+    return on_current_view([&](group_impl &g) {
+        const tc_ifunc_exec_jam_t jam{pkg, element, mode.value_or(g.jam_mode()), source_args,
+                                      size};
+        return g.send_jam(jam, block);
+    });
+}
+
 ucs_status_t group::get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
 {
     return on_current_view([&](group_impl &g) { return g.get_buffer(size, buffer, block); });
@@ -221,6 +246,7 @@ ucs_status_t group::close()
 }
 const view &group::current_view() const { return impl_->current_view(); }
 bool group::is_sender() const { return impl_->is_sender(); }
+bool group::has_left() const { return impl_->has_left(); }
 group_stats group::stats() const { return impl_->stats(); }
 
 } // namespace tc

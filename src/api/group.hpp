@@ -15,6 +15,8 @@
 #include "common/ucp_handles.hpp"
 #include "sst/pusher.hpp"
 
+#include <twochains/ifunc.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -67,6 +69,19 @@ struct view {
     std::vector<int> senders;  /* subset of members */
 };
 
+/* A replicated jam as it ran (or was rejected) at this member. */
+struct jam_event {
+    int                        sender;   /* member rank of the sender */
+    int64_t                    index;    /* the sender's message number */
+    int64_t                    seq;      /* in the view's total order */
+    int64_t                    view;     /* epoch */
+    uint64_t                   pkg_id;
+    uint32_t                   element;
+    std::span<const std::byte> payload;  /* valid for the callback */
+    int                        status;   /* what the jam set (0: success) */
+    tc_ifunc_reject_t          reject;   /* TC_IFUNC_REJECT_NONE: it ran */
+};
+
 enum class smc_mode {
     urgent,  /* every message pushed at once, one receive report per message */
     batched  /* committed slots and receive reports go out in batches */
@@ -104,6 +119,16 @@ struct group_params {
      * get_state is called on it after the old view's last delivery and its
      * bytes reach the joiner's set_state before the new view's first
      * message. Not with threaded_senders. */
+    /* Replicated jams (send_jam): every member runs each at delivery, in
+     * sequence order, against its jam_state (a region, or a ried's data);
+     * a joiner receives the region and the codes with the state transfer.
+     * jam_security unset: UCX_TC_IFUNC_SECURITY. send_jam() sends in
+     * jam_mode unless told otherwise. on_jam sees each jam run or rejected
+     * here, after it ran, in delivery order. */
+    std::span<std::byte>                    jam_state;
+    std::optional<tc_ifunc_security_t>      jam_security;
+    tc_ifunc_mode_t                         jam_mode = TC_IFUNC_MODE_LOCAL;
+    std::function<void(const jam_event &)>  on_jam;
     uint16_t                                join_port = 0;
     std::function<std::vector<std::byte>()> get_state;
     std::function<void(std::span<const std::byte>)> set_state;
@@ -127,6 +152,12 @@ struct group_stats {
     uint64_t        rdmc_delivered  = 0;
     uint64_t        joins           = 0;  /* views installed with a joiner */
     uint64_t        join_rejects    = 0;  /* join requests refused here */
+    uint64_t        jams_sent       = 0;  /* replicated jams sent from here */
+    uint64_t        jam_codes_sent  = 0;  /* of them, frames that carried code */
+    uint64_t        jams_run        = 0;  /* replicated jams run here */
+    uint64_t        jam_errors      = 0;  /* of them, jams that set a failure status */
+    uint64_t        jam_rejects     = 0;  /* jams rejected here (every member alike,
+                                             or this member's, which then left) */
     sst::put_counts puts;
 };
 
@@ -171,6 +202,19 @@ public:
     ucs_status_t send(size_t size, fill_ref fill,
                       bool block = true, bool urgent = false);
 
+    /*
+     * Multicast a jam: element @a element of @a pkg, its payload written in
+     * place by the element's payload_init from @a source_args (else a copy
+     * of them), in @a mode (unset: params.jam_mode). Local frames name the
+     * element; Injected ones carry the code; Cached ones carry it until a
+     * frame with it was delivered here, then its hash. Frames above
+     * max_payload go over RDMC when the group has it. Every member runs it
+     * at delivery (params.jam_state, on_jam). Blocks as send() does.
+     */
+    ucs_status_t send_jam(tc_ifunc_pkg_h pkg, uint32_t element, void *source_args,
+                          size_t size, std::optional<tc_ifunc_mode_t> mode = {},
+                          bool block = true);
+
     /* Two-step form of send(): a slot to write into, then commit(). Not for
      * threaded senders (use send()). A held slot defers this member's part in
      * a view change until commit(), so do not wait on the group in between. */
@@ -189,6 +233,8 @@ public:
 
     const view &current_view() const;
     bool is_sender() const;
+    /* this member left: it could not run a replicated jam the others ran */
+    bool has_left() const;
     group_stats stats() const;
 
     explicit group(std::unique_ptr<group_impl> impl);

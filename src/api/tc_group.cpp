@@ -82,6 +82,19 @@ tc::group_params to_cpp(const tc_group_params_t &c)
             return state;
         };
     }
+    p.jam_state = {static_cast<std::byte*>(c.jam_state),
+                   (c.jam_state != nullptr) ? c.jam_state_size : 0};
+    p.jam_mode  = c.jam_mode;
+    if (c.jam_ran != nullptr) {
+        auto cb  = c.jam_ran;
+        auto arg = c.jam_arg;
+        p.on_jam = [cb, arg](const tc::jam_event &e) {
+            const tc_group_jam_event_t ce{e.sender, e.index, e.seq, e.view, e.pkg_id,
+                                          e.element, e.payload.data(), e.payload.size(),
+                                          e.status, e.reject};
+            cb(&ce, arg);
+        };
+    }
     if (c.set_state != nullptr) {
         auto cb  = c.set_state;
         auto arg = c.state_arg;
@@ -187,6 +200,23 @@ ucs_status_t tc_group_send(tc_group_h group, const void *data, size_t size)
 ucs_status_t tc_group_send_nb(tc_group_h group, const void *data, size_t size)
 {
     return send_copy(group, data, size, false);
+}
+
+ucs_status_t tc_group_send_jam(tc_group_h group, tc_ifunc_pkg_h package, uint32_t element,
+                               void *source_args, size_t size)
+{
+    if (group == nullptr || package == nullptr || (source_args == nullptr && size != 0)) {
+        ucs_error("tc_group_send_jam: NULL group, package or source arguments");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return no_throw([&] { return group->group->send_jam(package, element, source_args, size); });
+}
+
+void tc_group_jam_stats_get(tc_group_h group, tc_group_jam_stats_t *stats)
+{
+    const tc::group_stats s = group->group->stats();
+    *stats = {s.jams_sent, s.jam_codes_sent, s.jams_run, s.jam_errors, s.jam_rejects,
+              group->group->has_left()};
 }
 
 ucs_status_t tc_group_flush(tc_group_h group)

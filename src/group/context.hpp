@@ -27,6 +27,8 @@
 
 namespace tc {
 
+class replicated_jams;
+
 inline double now_s()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -54,8 +56,9 @@ class group_context {
 public:
     using column = sst::column<int64_t>;
 
-    group_context(ucp_node &n, const group_params &p, const group_settings &s, view creation)
-        : node(n), params(p), settings(s), pusher(n), map(std::move(creation), n.rank())
+    group_context(ucp_node &n, const group_params &p, const group_settings &s, view creation,
+                  replicated_jams &j)
+        : node(n), params(p), settings(s), jams(j), pusher(n), map(std::move(creation), n.rank())
     {
         cols = row_columns::lay_out(layout, map.creation_sender_count());
     }
@@ -63,6 +66,7 @@ public:
     ucp_node                             &node;
     const group_params                   params;
     const group_settings                 settings;
+    replicated_jams                      &jams;   /* the group's, shared by its views */
     sst::pusher                          pusher;
     sst::layout                          layout;
     row_columns                          cols;

@@ -91,8 +91,10 @@ ucs_status_t create_view_regions(ucp_node &node, const group_params &p, const ss
 } // namespace
 
 group_impl::group_impl(ucp_node &node, const group_params &params, std::vector<int> senders,
-                       const group_settings &settings, int64_t epoch)
-    : ctx_(node, params, settings, creation_view(params, std::move(senders), epoch)),
+                       const group_settings &settings, std::shared_ptr<replicated_jams> jams,
+                       int64_t epoch)
+    : jams_(std::move(jams)),
+      ctx_(node, params, settings, creation_view(params, std::move(senders), epoch), *jams_),
       large_(ctx_),
       wait_(ctx_, [this] { return static_cast<uint64_t>(send_.reserved() + send_.pushed()); },
             [this](ucs_log_level_t level) { log_sender(level); }),
@@ -179,28 +181,34 @@ ucs_status_t group_impl::start()
 
 ucs_status_t group_impl::build_view(ucp_node &node, const group_params &p,
                                     std::vector<int> senders, int64_t epoch, int sponsor_id,
-                                    bool joiner, std::unique_ptr<group_impl> &out)
+                                    bool joiner, std::shared_ptr<replicated_jams> jams,
+                                    std::unique_ptr<group_impl> &out)
 {
     group_settings settings;
     ucs_status_t status = group_settings::resolve(p, settings);
     if (status != UCS_OK) {
         return status;
     }
-    auto impl = std::make_unique<group_impl>(node, p, std::move(senders), settings, epoch);
+    auto impl = std::make_unique<group_impl>(node, p, std::move(senders), settings, jams, epoch);
     status    = impl->init();
     if (status == UCS_OK) {
         status = impl->add_large_messages();
     }
+    /* the sponsor's jam state and codes travel with the application's */
     std::vector<std::byte> state;
-    if (status == UCS_OK && node.rank() == sponsor_id && p.get_state) {
-        state = p.get_state();
+    if (status == UCS_OK && node.rank() == sponsor_id) {
+        state = jams->state_for_joiner(p.get_state ? p.get_state() : std::vector<std::byte>{});
     }
     std::vector<std::vector<std::byte>> all;
     if (status == UCS_OK) {
         status = node.allgather_blobs(state, all);
     }
+    std::span<const std::byte> app_state;
+    if (status == UCS_OK && joiner) {
+        status = jams->take_state(all[sponsor_id], app_state);
+    }
     if (status == UCS_OK && joiner && p.set_state) {
-        p.set_state(all[sponsor_id]);
+        p.set_state(app_state);
     }
     if (status == UCS_OK) {
         status = node.barrier();   /* nobody's first message before the state */
@@ -230,6 +238,49 @@ ucs_status_t group_impl::send(size_t size, fill_ref fill,
         return (status != UCS_OK) ? status : large_.send(size, fill, block, send_, wait_);
     }
     return send_.send_slot(size, 0, block, fill, urgent);
+}
+
+ucs_status_t group_impl::send_jam(const tc_ifunc_exec_jam_t &jam, bool block)
+{
+    poke();
+    if (ctx_.params.mode != delivery_mode::ordered) {
+        ucs_error("group: replicated jams need the total order (this group delivers raw)");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (ctx_.settings.threaded) {
+        ucs_error("group: replicated jams are sent from the engine's thread, not by "
+                  "threaded senders");
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (send_.holds_buffer()) {
+        ucs_error("group: send_jam while a get_buffer() slot is held");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    tc_ifunc_exec_plan_t plan;
+    ucs_status_t status = jams_->plan(jam, plan);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ucs_status_t written = UCS_OK;
+    auto fill = [&](std::span<std::byte> slot) { written = jams_->write(jam, plan, slot); };
+    if (plan.capacity > ctx_.params.max_payload && large_.enabled()) {
+        status = large_.usable();
+        status = (status != UCS_OK) ? status :
+                 large_.send(plan.capacity, fill, block, send_, wait_, smc::SLOT_FLAG_JAM);
+    } else if (plan.capacity > ctx_.params.max_payload) {
+        ucs_error("group: a jam frame of %zu bytes exceeds max_payload %zu (and the group "
+                  "has no RDMC for larger ones)", plan.capacity, ctx_.params.max_payload);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    } else {
+        status = send_.send_slot(plan.capacity, smc::SLOT_FLAG_JAM, block, fill, false);
+    }
+    if (status == UCS_OK) {
+        ctx_.count(&group_stats::jams_sent);
+        if (plan.with_code) {
+            ctx_.count(&group_stats::jam_codes_sent);
+        }
+    }
+    return (status != UCS_OK) ? status : written;
 }
 
 ucs_status_t group_impl::flush(bool stable)
@@ -603,7 +654,7 @@ void group_impl::move_to_next_view(ucs_status_t entered, const view &next, int s
         group_params p = ctx_.params;
         p.members      = next.members;
         p.senders      = ctx_.params.senders.empty() ? std::vector<int>{} : next.senders;
-        status = build_view(ctx_.node, p, next.senders, next.epoch, sponsor_id, false,
+        status = build_view(ctx_.node, p, next.senders, next.epoch, sponsor_id, false, jams_,
                             successor);
     }
     if (status != UCS_OK) {

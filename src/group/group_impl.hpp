@@ -30,6 +30,7 @@
 #include "group/context.hpp"
 #include "group/large.hpp"
 #include "group/wait.hpp"
+#include "jam/replicated_jams.hpp"
 #include "membership/failure_detector.hpp"
 #include "membership/join_sponsor.hpp"
 #include "membership/view_change.hpp"
@@ -45,7 +46,8 @@ namespace tc {
 class group_impl {
 public:
     group_impl(ucp_node &node, const group_params &params, std::vector<int> senders,
-               const group_settings &settings, int64_t epoch = 1);
+               const group_settings &settings, std::shared_ptr<replicated_jams> jams,
+               int64_t epoch = 1);
     ~group_impl();
     group_impl(const group_impl &)            = delete;
     group_impl &operator=(const group_impl &) = delete;
@@ -66,10 +68,13 @@ public:
      * SMC and RDMC, the sponsor's state to a joiner, then start. */
     static ucs_status_t build_view(ucp_node &node, const group_params &p,
                                    std::vector<int> senders, int64_t epoch, int sponsor_id,
-                                   bool joiner, std::unique_ptr<group_impl> &out);
+                                   bool joiner, std::shared_ptr<replicated_jams> jams,
+                                   std::unique_ptr<group_impl> &out);
 
     ucs_status_t send(size_t size, fill_ref fill,
                       bool block, bool urgent);
+    ucs_status_t send_jam(const tc_ifunc_exec_jam_t &jam, bool block);
+    tc_ifunc_mode_t jam_mode() const { return ctx_.params.jam_mode; }
     ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
     {
         poke();
@@ -87,6 +92,7 @@ public:
     const view &current_view() const { return ctx_.map.current(); }
     bool is_sender() const { return ctx_.map.my_sender() >= 0; }
     bool superseded() const { return ctx_.state.is(member_state::superseded); }
+    bool has_left() const { return ctx_.state.is(member_state::left); }
     void set_owner(group *owner) { owner_ = owner; }
 
 private:
@@ -121,6 +127,7 @@ private:
 
     void log_sender(ucs_log_level_t level) const;
 
+    std::shared_ptr<replicated_jams> jams_;   /* outlives the view: codes, state */
     group_context              ctx_;
     large_messages             large_;
     waiter                     wait_;

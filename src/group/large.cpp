@@ -57,7 +57,8 @@ ucs_status_t large_messages::usable() const
 
 ucs_status_t large_messages::send(size_t size,
                                   fill_ref fill,
-                                  bool block, smc::sender &sender, waiter &wait)
+                                  bool block, smc::sender &sender, waiter &wait,
+                                  uint32_t flags)
 {
     ucs_status_t status = sender.check_send(size);
     if (status != UCS_OK) {
@@ -90,7 +91,7 @@ ucs_status_t large_messages::send(size_t size,
     own_[transfer] = {buffer, false, false};
     ctx_.count(&group_stats::rdmc_sent);
     const smc::rdmc_descriptor d{size, transfer};
-    return sender.send_slot(sizeof(d), smc::SLOT_FLAG_RDMC, block,
+    return sender.send_slot(sizeof(d), smc::SLOT_FLAG_RDMC | flags, block,
                             [&](std::span<std::byte> slot) {
                                 std::memcpy(slot.data(), &d, sizeof(d));
                             });

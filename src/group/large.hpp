@@ -49,7 +49,7 @@ public:
     ucs_status_t usable() const;
 
     ucs_status_t send(size_t size, fill_ref fill,
-                      bool block, smc::sender &sender, waiter &wait);
+                      bool block, smc::sender &sender, waiter &wait, uint32_t flags = 0);
 
     /* For a large message's slot: accept its transfer (once, in this
      * sender's order) and say whether all its blocks are here. */

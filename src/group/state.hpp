@@ -8,11 +8,13 @@
  *                     │                          └──rebuild / joiner──> superseded
  *                     └──(leader) too few survivors──> minority   (also from trimmed)
  *   any ──a trusted member suspects us──> expelled
+ *   open ──a delivered jam this member cannot run──> left (the others, who
+ *                 ran it, suspect the silence and go on without us)
  *   open ──close() pushed phase 2──> drained
  *
- * superseded, minority, expelled and drained are final for this view's
+ * superseded, minority, expelled, left and drained are final for this view's
  * object: superseded hands calls to the next view's object; minority and
- * expelled fail them; drained means our last put went out, so nothing may
+ * expelled and left fail them; drained means our last put went out, so nothing may
  * follow it (a peer that sees every member drained frees its regions).
  *
  * A protocol error (a failed put, a malformed slot) is not a state: the
@@ -27,7 +29,7 @@
 
 namespace tc {
 
-enum class member_state { open, wedged, trimmed, minority, expelled, superseded, drained };
+enum class member_state { open, wedged, trimmed, minority, expelled, left, superseded, drained };
 
 class group_state {
 public:
@@ -47,7 +49,8 @@ public:
     bool out_of_group() const
     {
         const member_state s = get();
-        return s == member_state::expelled || s == member_state::minority;
+        return s == member_state::expelled || s == member_state::minority ||
+               s == member_state::left;
     }
 
 private:

@@ -56,7 +56,9 @@ private:
             &group_stats::flush_explicit, &group_stats::views,
             &group_stats::trimmed,        &group_stats::rdmc_sent,
             &group_stats::rdmc_delivered, &group_stats::joins,
-            &group_stats::join_rejects};
+            &group_stats::join_rejects,   &group_stats::jams_sent,
+            &group_stats::jam_codes_sent, &group_stats::jams_run,
+            &group_stats::jam_errors,     &group_stats::jam_rejects};
 
     group_stats s_;
 };

@@ -36,7 +36,11 @@ public:
     /* a new view: nobody's silence so far counts against it */
     void start_epoch();
 
-    bool watching() const { return !ctx_.state.is(member_state::expelled); }
+    /* an expelled member, or one that left, falls silent */
+    bool watching() const
+    {
+        return !ctx_.state.is(member_state::expelled) && !ctx_.state.is(member_state::left);
+    }
     unsigned watch();
     /* the next watch() looks, whatever its pass count (a quiet group's
      * passes mostly skip the detector) */

@@ -98,7 +98,12 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
         group_params p = params;
         p.members      = members;
         p.senders      = params.senders.empty() ? std::vector<int>{} : senders;
-        status = group_impl::build_view(node, p, senders, r.epoch, r.sponsor, true, impl);
+        std::shared_ptr<replicated_jams> jams;
+        status = replicated_jams::create(p, jams);
+        if (status == UCS_OK) {
+            status = group_impl::build_view(node, p, senders, r.epoch, r.sponsor, true,
+                                            std::move(jams), impl);
+        }
     }
     if (status == UCS_OK) {
         status = impl->listen_for_joiners();

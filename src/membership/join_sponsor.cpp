@@ -64,6 +64,9 @@ const char *join_sponsor::refusal(const join::request &r) const
         r.smc_batched != ours.smc_batched) {
         return "group parameters differ (max_payload, window, mode, smc or rdmc)";
     }
+    if (r.jam_security != ours.jam_security || r.jam_state_size != ours.jam_state_size) {
+        return "replicated jam parameters differ (security mode or state size)";
+    }
     if (ctx_.settings.threaded) {
         return "this group has threaded senders, which do not support joins";
     }

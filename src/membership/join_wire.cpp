@@ -3,6 +3,8 @@
  */
 #include "membership/join_wire.hpp"
 
+#include "jam/replicated_jams.hpp"
+
 #include <twochains/sock.h>
 
 #include <arpa/inet.h>
@@ -24,6 +26,10 @@ request request_for(const group_params &p)
     r.window           = p.window;
     r.mode             = static_cast<uint32_t>(p.mode);
     r.smc_batched      = p.smc ? (*p.smc == smc_mode::batched) + 1 : 0;
+    tc_ifunc_security_t security = TC_IFUNC_SECURITY_LAST;   /* unreadable: never matches */
+    (void)replicated_jams::resolve_security(p, security);
+    r.jam_security   = static_cast<uint32_t>(security);
+    r.jam_state_size = p.jam_state.size();
     return r;
 }
 

@@ -27,7 +27,7 @@ namespace tc::join {
 constexpr uint32_t kRequestMagic = 0x524a4354; /* "TCJR" */
 constexpr uint32_t kReplyMagic   = 0x414a4354; /* "TCJA" */
 constexpr uint32_t kChallengeMagic = 0x434a4354; /* "TCJC" */
-constexpr uint32_t kVersion      = 2;
+constexpr uint32_t kVersion      = 3;
 constexpr int      kMaxMembers   = ucp_node::kMaxNodes;
 
 /* The sponsor's first words to a new connection. */
@@ -47,7 +47,8 @@ struct request {
     uint32_t window;
     uint32_t mode;
     uint32_t smc_batched;
-    uint32_t reserved;
+    uint32_t jam_security;   /* tc_ifunc_security_t of its replicated jams */
+    uint64_t jam_state_size; /* bytes of its jam state */
     uint8_t  proof[TC_JOB_KEY_PROOF_LEN];   /* the challenge, answered */
 };
 

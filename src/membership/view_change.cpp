@@ -173,6 +173,9 @@ unsigned view_change::follow_trim()
         }
     }
     deliver_.deliver_up_to_trim();
+    if (ctx_.state.is(member_state::left)) {
+        return 1;   /* a jam of the trimmed prefix that this member cannot run */
+    }
     ctx_.state.enter(member_state::trimmed);
     ctx_.set(c.done, epoch);
     ctx_.fail_on(ctx_.push(c.done, put_purpose::other));

@@ -5,6 +5,7 @@
 
 #include "common/contained_call.hpp"
 #include "group/large.hpp"
+#include "jam/replicated_jams.hpp"
 #include "order/sequence.hpp"
 #include "smc/receiver.hpp"
 
@@ -63,6 +64,30 @@ void delivery::hand_out(const message *msgs, unsigned count)
     }
 }
 
+/* A jam runs where a message would be handed out: in sequence order. */
+void delivery::run_jam(int sender, int64_t index, int64_t seq, std::span<const std::byte> frame)
+{
+    ctx_.stats.add(&group_stats::delivered, 1);
+    const replicated_jams::delivered d{ctx_.map.current().senders[sender], index, seq,
+                                       ctx_.epoch()};
+    switch (ctx_.jams.run(d, frame)) {
+    case replicated_jams::outcome::ran:
+        ctx_.stats.add(&group_stats::jams_run, 1);
+        break;
+    case replicated_jams::outcome::failed:
+        ctx_.stats.add(&group_stats::jams_run, 1);
+        ctx_.stats.add(&group_stats::jam_errors, 1);
+        break;
+    case replicated_jams::outcome::rejected:
+        ctx_.stats.add(&group_stats::jam_rejects, 1);
+        break;
+    case replicated_jams::outcome::diverged:
+        ctx_.stats.add(&group_stats::jam_rejects, 1);
+        ctx_.state.enter(member_state::left);
+        break;
+    }
+}
+
 void delivery::deliver_one(int sender, int64_t index, int64_t seq)
 {
     if (received_.is_null(sender, index)) {
@@ -88,6 +113,10 @@ void delivery::deliver_one(int sender, int64_t index, int64_t seq)
             }
         }
     } releaser{large_, sender, transfer};
+    if (h->flags & smc::SLOT_FLAG_JAM) {
+        run_jam(sender, index, seq, data);
+        return;
+    }
     const message m{ctx_.map.current().senders[sender], index, seq, data};
     hand_out(&m, 1);
 }
@@ -120,9 +149,18 @@ unsigned delivery::deliver_range(int64_t first, int64_t last, Keep &&keep)
         cursor &c     = cursors_[s];
         const auto &t = c.taken[c.slot];
         if (!(t.flags & smc::SLOT_FLAG_NULL) && keep(s, idx)) {
-            if ((t.flags & smc::SLOT_FLAG_RDMC) && large_.enabled()) {
+            if ((t.flags & (smc::SLOT_FLAG_RDMC | smc::SLOT_FLAG_JAM)) &&
+                (large_.enabled() || !(t.flags & smc::SLOT_FLAG_RDMC))) {
                 out.flush();
-                deliver_one(s, idx, seq);
+                if (t.flags & smc::SLOT_FLAG_RDMC) {
+                    deliver_one(s, idx, seq);
+                } else {
+                    run_jam(s, idx, seq,
+                            {c.base + c.slot * stride + sizeof(smc::slot_header), t.size});
+                }
+                if (ctx_.state.is(member_state::left)) {
+                    return static_cast<unsigned>(seq - first + 1);   /* nothing after it */
+                }
             } else {
                 out.add(rank[s], idx, seq,
                         {c.base + c.slot * stride + sizeof(smc::slot_header), t.size});
@@ -155,6 +193,9 @@ unsigned delivery::deliver_stable()
     const unsigned count = (ctx_.params.mode == delivery_mode::ordered) ?
             deliver_range(delivered + 1, stable, [](int, int64_t) { return true; }) :
             static_cast<unsigned>(stable - delivered);
+    if (ctx_.state.is(member_state::left)) {
+        return count;   /* out of the group: the others go on without us */
+    }
     ctx_.set(ctx_.cols.delivered, stable + 1);
     received_.note_delivered();
     return count;
@@ -177,6 +218,9 @@ void delivery::deliver_up_to_trim()
     }
     if (ctx_.params.mode == delivery_mode::ordered) {
         deliver_range(delivered + 1, last, [&](int s, int64_t idx) { return idx < kept(s); });
+        if (ctx_.state.is(member_state::left)) {
+            return;
+        }
     }
     ctx_.count(&group_stats::trimmed, trimmed);
     ucs_diag("group: epoch %ld: delivered up to the trim, %lu received messages beyond it "

@@ -12,6 +12,9 @@
  * pass go out in chunks of up to kSpan descriptors built on the stack, each
  * pointing into its slot (zero copy), one call per chunk; a large message
  * (RDMC) ends a chunk and goes alone, its buffer released after the call.
+ * A replicated jam (SLOT_FLAG_JAM) ends a chunk too and runs in its place
+ * (jam/replicated_jams.hpp); a member that cannot run it delivers nothing
+ * after it.
  * Per message the walk does no division, no allocation and no atomic
  * read-modify-write; the delivered count moves once per pass.
  *
@@ -67,6 +70,8 @@ private:
     /* sequences first..last in order, those for which keep(sender, index) */
     template<class Keep> unsigned deliver_range(int64_t first, int64_t last, Keep &&keep);
     void hand_out(const message *msgs, unsigned count);
+    /* a jam frame: run it here, or leave the group if this member cannot */
+    void run_jam(int sender, int64_t index, int64_t seq, std::span<const std::byte> frame);
 
     group_context       &ctx_;
     smc::receiver       &received_;

@@ -44,6 +44,8 @@ ucs_status_t sender::check_send(size_t size) const
     if (ctx_.state.out_of_group()) {
         ucs_error("group: %s: this member can no longer send",
                   ctx_.state.is(member_state::expelled) ? "expelled from the group" :
+                  ctx_.state.is(member_state::left)     ? "left the group: it could not run "
+                                                          "a replicated jam the others ran" :
                                                           "left in a minority partition");
         return UCS_ERR_REJECTED;
     }

@@ -15,7 +15,8 @@ namespace tc::smc {
 
 enum slot_flags : uint32_t {
     SLOT_FLAG_NULL = 1u << 0, /* keeps round-robin order moving; not delivered */
-    SLOT_FLAG_RDMC = 1u << 1  /* payload is an rdmc_descriptor: the data comes by RDMC */
+    SLOT_FLAG_RDMC = 1u << 1, /* payload is an rdmc_descriptor: the data comes by RDMC */
+    SLOT_FLAG_JAM  = 1u << 2  /* the message is a jam frame, run at delivery */
 };
 
 /* An SMC slot that gives a large message its place in the total order. */

@@ -100,7 +100,7 @@ unsigned tc_ifunc_exec_codes(tc_ifunc_exec_h exec)
     return kh_size(&exec->ring.cached);
 }
 
-ucs_status_t tc_ifunc_exec_plan(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
+ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
                                 tc_ifunc_exec_plan_t *plan)
 {
     const tc_ifunc_element_t *elem = (jam->pkg != NULL) ?
@@ -152,7 +152,7 @@ ucs_status_t tc_ifunc_exec_plan(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t 
     return UCS_OK;
 }
 
-ucs_status_t tc_ifunc_exec_write(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
+ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
                                  const tc_ifunc_exec_plan_t *plan, void *buf,
                                  size_t *size_p)
 {

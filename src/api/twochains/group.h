@@ -12,6 +12,7 @@
 #define TWOCHAINS_GROUP_H_
 
 #include <twochains/bootstrap.h>
+#include <twochains/ifunc.h>
 #include <twochains/progress.h>
 
 #include <stddef.h>
@@ -42,6 +43,22 @@ typedef ucs_status_t (*tc_group_get_state_cb_t)(void **data_p, size_t *size_p, v
 /** At the joiner, before the first message of its first view. */
 typedef void (*tc_group_set_state_cb_t)(const void *data, size_t size, void *arg);
 
+/** A replicated jam as it ran (or was rejected) at this member */
+typedef struct tc_group_jam_event {
+    int               sender;   /**< member rank of the sender */
+    int64_t           index;    /**< the sender's message number */
+    int64_t           seq;      /**< in the view's total order */
+    int64_t           view;     /**< epoch */
+    uint64_t          pkg_id;
+    uint32_t          element;
+    const void        *payload; /**< valid for the callback */
+    size_t            payload_size;
+    int               status;   /**< what the jam set in its context (0: success) */
+    tc_ifunc_reject_t reject;   /**< TC_IFUNC_REJECT_NONE: it ran */
+} tc_group_jam_event_t;
+
+typedef void (*tc_group_jam_cb_t)(const tc_group_jam_event_t *event, void *arg);
+
 typedef struct tc_group_params {
     const int             *members;      /**< bootstrap ranks, in view order */
     int                   member_count;
@@ -60,7 +77,28 @@ typedef struct tc_group_params {
     /** Instead of @a deliver (set one, not both): spans of consecutive
      *  messages, one call each; @a deliver_arg is its argument. */
     tc_group_deliver_span_cb_t deliver_span;
+    /** Replicated jams (tc_group_send_jam): the state they run against at
+     *  this member (every member's of the same size; a joiner receives it
+     *  with the codes), the mode they are sent in (0: Local), and a
+     *  callback after each jam ran or was rejected here, in delivery order.
+     *  Which frames run: UCX_TC_IFUNC_SECURITY, the same at every member. */
+    void                  *jam_state;
+    size_t                jam_state_size;
+    tc_ifunc_mode_t       jam_mode;
+    tc_group_jam_cb_t     jam_ran;
+    void                  *jam_arg;
 } tc_group_params_t;
+
+/** What replicated jams did at this member */
+typedef struct tc_group_jam_stats {
+    uint64_t sent;        /**< jams sent from here */
+    uint64_t codes_sent;  /**< of them, frames that carried code */
+    uint64_t run;         /**< jams run here */
+    uint64_t errors;      /**< of them, jams that set a failure status */
+    uint64_t rejects;     /**< jams rejected here */
+    int      left;        /**< this member left the group: it could not run a
+                               jam the others ran (the reason is logged) */
+} tc_group_jam_stats_t;
 
 /** Collective over the bootstrap. The node does not take @a boot. */
 ucs_status_t tc_node_create(tc_bootstrap_h boot, tc_node_h *node_p);
@@ -93,6 +131,22 @@ ucs_status_t tc_group_send(tc_group_h group, const void *data, size_t size);
 
 /** Same, but UCS_ERR_NO_RESOURCE instead of waiting. */
 ucs_status_t tc_group_send_nb(tc_group_h group, const void *data, size_t size);
+
+/**
+ * Multicast a jam in the group's total order: element @a element of
+ * @a package (loaded here and, for Local frames and `verify`, at every
+ * member), its payload written in place by the element's payload_init from
+ * @a source_args (else a copy of them), in the group's jam_mode: Local frames
+ * name the element; Injected ones carry the code; Cached ones carry it until
+ * a frame with it was delivered here, then only its hash. Every member runs
+ * it at delivery, in sequence order, with a tc_jam_replica_t (state, sender,
+ * sequence number, view; <twochains/jam.h>) as target_args. Frames above
+ * max_payload go over RDMC (rdmc_max_message). Blocks as tc_group_send.
+ */
+ucs_status_t tc_group_send_jam(tc_group_h group, tc_ifunc_pkg_h package, uint32_t element,
+                               void *source_args, size_t size);
+
+void tc_group_jam_stats_get(tc_group_h group, tc_group_jam_stats_t *stats);
 
 ucs_status_t tc_group_flush(tc_group_h group);
 

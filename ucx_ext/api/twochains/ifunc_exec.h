@@ -14,7 +14,7 @@
  *
  * Cached mode is group-wide: an Injected frame with the cache flag leaves
  * its code in the executor, named by its hash, and later Cached frames from
- * any sender name it. A sender asks its own executor (tc_ifunc_exec_plan):
+ * any sender name it. A sender asks its own executor (tc_ifunc_exec_plan_frame):
  * code that ran here goes by hash, other code in full. Delivered in one
  * total order, a frame that carried the code precedes every frame that
  * names it, at every member.
@@ -68,7 +68,7 @@ typedef struct tc_ifunc_exec_plan {
  *         UCS_ERR_UNSUPPORTED (code in a local-only executor, Cached with
  *         writable globals), each logged.
  */
-ucs_status_t tc_ifunc_exec_plan(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
+ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
                                 tc_ifunc_exec_plan_t *plan);
 
 /**
@@ -77,7 +77,7 @@ ucs_status_t tc_ifunc_exec_plan(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t 
  * @return UCS_ERR_CANCELED if payload_init failed, UCS_ERR_EXCEEDS_LIMIT if
  *         it wrote more than its capacity.
  */
-ucs_status_t tc_ifunc_exec_write(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
+ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
                                  const tc_ifunc_exec_plan_t *plan, void *buf,
                                  size_t *size_p);
 
