@@ -20,10 +20,14 @@
  * the same cut.
  *
  * Usage: replicated_kv -P PKG_PREFIX [-c COUNT] [-r RATE] [-m local|injected|cached]
- *                      [-J PORT] [-j HOST:PORT] [-K N]
+ *                      [-J PORT] [-j HOST:PORT] [-K N] [-D MS] [-u]
  *   -c  commands this member sends (default 2000), at RATE per second (4000)
  *   -J  admit joiners on PORT + rank;  -j  join the group at HOST:PORT
  *   -K  this member kills itself (SIGKILL) after sending N commands
+ *   -D  wait MS milliseconds (progressing the group) before the first command
+ *   -u  do not declare tckv as the group's jam package (then a member whose
+ *       build differs is not refused at creation: it leaves at the first
+ *       code it cannot run)
  *
  * Build against a build tree (see contrib/quickstart.sh):
  *   cc replicated_kv.c -I<src>/ucx_ext/api -I<build>/ucx_ext/api -I<src>/src/api \
@@ -182,8 +186,10 @@ static ucs_status_t send_command(tc_group_h group, tc_ifunc_pkg_h pkg, const rep
         size  = sizeof(u.inc);
         break;
     default:
-        /* what this member has seen: another member may change it first */
-        u.cas = (tckv_cas_t){key, r->state.keys[key].value, r->state.keys[key].value + 1};
+        /* what this member has seen: another member may change it first;
+         * every 16th expects a value the key never holds, and fails */
+        u.cas = (tckv_cas_t){key, r->state.keys[key].value + ((k % 16 == 15) ? 1000000 : 0),
+                             r->state.keys[key].value + 1};
         size  = sizeof(u.cas);
         break;
     }
@@ -194,9 +200,9 @@ int main(int argc, char **argv)
 {
     static replica_t r;
     static const char *names[] = {"kv_put", "kv_inc", "kv_cas"};
-    long count = 2000, rate = 4000, kill_after = -1, k;
+    long count = 2000, rate = 4000, kill_after = -1, delay_ms = 0, k;
     const char *contact = NULL, *pkg_prefix = NULL, *mode = "cached";
-    int port = 0, opt, members[64], n, rank, cmd;
+    int port = 0, opt, members[64], n, rank, cmd, declare = 1;
     tc_group_jam_stats_t jams;
     tc_group_params_t p;
     tc_ifunc_pkg_h pkg;
@@ -207,7 +213,7 @@ int main(int argc, char **argv)
     uint64_t digest, reference;
     double next;
 
-    while ((opt = getopt(argc, argv, "P:c:r:m:J:j:K:")) != -1) {
+    while ((opt = getopt(argc, argv, "P:c:r:m:J:j:K:D:u")) != -1) {
         switch (opt) {
         case 'P': pkg_prefix = optarg; break;
         case 'c': count = atol(optarg); break;
@@ -216,6 +222,8 @@ int main(int argc, char **argv)
         case 'J': port = atoi(optarg); break;
         case 'j': contact = optarg; break;
         case 'K': kill_after = atol(optarg); break;
+        case 'u': declare = 0; break;
+        case 'D': delay_ms = atol(optarg); break;
         default: return 2;
         }
     }
@@ -256,6 +264,8 @@ int main(int argc, char **argv)
     p.get_state      = get_state;
     p.set_state      = set_state;
     p.state_arg      = &r;
+    p.jam_packages      = declare ? &pkg : NULL;
+    p.jam_package_count = declare;
     p.jam_state      = &r.state;
     p.jam_state_size = sizeof(r.state);
     p.jam_mode       = !strcmp(mode, "local")    ? TC_IFUNC_MODE_LOCAL :
@@ -273,7 +283,8 @@ int main(int argc, char **argv)
     }
     printf("ready (%s)\n", mode);
 
-    next = now_s();
+    next = now_s() + (double)delay_ms * 1e-3;
+    tc_progress_until(tc_node_engine(node), past, &next, 10.0 + (double)delay_ms * 1e-3);
     for (k = 0; (k < count) && (status == UCS_OK); ++k) {
         if (k == kill_after) {
             printf("killing myself after %ld commands\n", k);

@@ -28,6 +28,7 @@ struct group_digest {
     uint32_t member_count;
     uint32_t sender_count;
     uint64_t jam_state_size;
+    uint64_t jam_packages;
     uint32_t jam_security;
     uint32_t reserved;
     /* followed by member ranks, then sender ranks (int32 each) */
@@ -39,7 +40,8 @@ std::vector<std::byte> make_digest(const group_params &p, const std::vector<int>
     group_digest d{p.max_payload, p.window, static_cast<uint32_t>(p.mode),
                    static_cast<uint32_t>(p.members.size()),
                    static_cast<uint32_t>(senders.size()), p.jam_state.size(),
-                   static_cast<uint32_t>(jam_security), 0};
+                   replicated_jams::packages_digest(p), static_cast<uint32_t>(jam_security),
+                   0};
     std::vector<std::byte> out(sizeof(d) + sizeof(int32_t) * (p.members.size() + senders.size()));
     std::memcpy(out.data(), &d, sizeof(d));
     size_t off = sizeof(d);
@@ -68,6 +70,7 @@ const char *digest_difference(const std::vector<std::byte> &a, const std::vector
     if (da.sender_count != db.sender_count) return "sender count";
     if (da.jam_state_size != db.jam_state_size) return "jam state size";
     if (da.jam_security != db.jam_security) return "jam security mode";
+    if (da.jam_packages != db.jam_packages) return "jam packages (their code differs)";
     if (a != b) return "member or sender list";
     return nullptr;
 }

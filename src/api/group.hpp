@@ -125,6 +125,11 @@ struct group_params {
      * jam_security unset: UCX_TC_IFUNC_SECURITY. send_jam() sends in
      * jam_mode unless told otherwise. on_jam sees each jam run or rejected
      * here, after it ran, in delivery order. */
+    /* Packages whose jams the group runs: their code must be the same at
+     * every member (tc_ifunc_pkg_code_digest), or creation and joins are
+     * refused. Empty: any package; a member whose build of one differs
+     * then finds out at the first frame it cannot run, and leaves. */
+    std::vector<tc_ifunc_pkg_h>             jam_packages;
     std::span<std::byte>                    jam_state;
     std::optional<tc_ifunc_security_t>      jam_security;
     tc_ifunc_mode_t                         jam_mode = TC_IFUNC_MODE_LOCAL;

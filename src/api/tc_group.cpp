@@ -85,6 +85,9 @@ tc::group_params to_cpp(const tc_group_params_t &c)
     p.jam_state = {static_cast<std::byte*>(c.jam_state),
                    (c.jam_state != nullptr) ? c.jam_state_size : 0};
     p.jam_mode  = c.jam_mode;
+    if (c.jam_packages != nullptr && c.jam_package_count > 0) {
+        p.jam_packages.assign(c.jam_packages, c.jam_packages + c.jam_package_count);
+    }
     if (c.jam_ran != nullptr) {
         auto cb  = c.jam_ran;
         auto arg = c.jam_arg;

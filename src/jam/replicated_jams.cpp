@@ -9,6 +9,7 @@
 #include <twochains/jam.h>
 #include <ucs/debug/log_def.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -43,8 +44,24 @@ bool take(std::span<const std::byte> &in, std::span<const std::byte> &part)
 } // namespace
 
 replicated_jams::replicated_jams(tc_ifunc_exec_h exec, const group_params &p)
-    : exec_(exec), state_(p.jam_state), on_jam_(p.on_jam)
+    : exec_(exec), packages_(p.jam_packages), state_(p.jam_state), on_jam_(p.on_jam)
 {
+}
+
+uint64_t replicated_jams::packages_digest(const group_params &p)
+{
+    std::vector<std::pair<uint64_t, uint64_t>> codes;
+    for (tc_ifunc_pkg_h pkg : p.jam_packages) {
+        codes.emplace_back(tc_ifunc_pkg_id(pkg), tc_ifunc_pkg_code_digest(pkg));
+    }
+    std::sort(codes.begin(), codes.end());
+    uint64_t h = 0;
+    for (const auto &[id, digest] : codes) {
+        for (uint64_t w : {id, digest}) {
+            h = (h ^ w) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
+        }
+    }
+    return h;
 }
 
 replicated_jams::~replicated_jams() = default;
@@ -84,6 +101,12 @@ ucs_status_t replicated_jams::create(const group_params &p, std::shared_ptr<repl
 ucs_status_t replicated_jams::plan(const tc_ifunc_exec_jam_t &jam,
                                    tc_ifunc_exec_plan_t &plan) const
 {
+    if (!packages_.empty() &&
+        std::find(packages_.begin(), packages_.end(), jam.pkg) == packages_.end()) {
+        ucs_error("group: package %s is not one of the group's jam_packages",
+                  (jam.pkg != nullptr) ? tc_ifunc_pkg_name(jam.pkg) : "(null)");
+        return UCS_ERR_INVALID_PARAM;
+    }
     return tc_ifunc_exec_plan_frame(exec_.get(), &jam, &plan);
 }
 

@@ -44,6 +44,8 @@ namespace tc {
 class replicated_jams {
 public:
     static ucs_status_t create(const group_params &p, std::shared_ptr<replicated_jams> &out);
+    /* what the members compare: the code of p.jam_packages (0: none) */
+    static uint64_t packages_digest(const group_params &p);
     /* p.jam_security, else UCX_TC_IFUNC_SECURITY */
     static ucs_status_t resolve_security(const group_params &p, tc_ifunc_security_t &out);
     /* takes @a exec */
@@ -56,6 +58,7 @@ public:
     size_t state_size() const { return state_.size(); }
 
     /* sending: what the frame will be, then its bytes in the slot */
+    /* UCS_ERR_INVALID_PARAM for a package the group did not declare */
     ucs_status_t plan(const tc_ifunc_exec_jam_t &jam, tc_ifunc_exec_plan_t &plan) const;
     ucs_status_t write(const tc_ifunc_exec_jam_t &jam, const tc_ifunc_exec_plan_t &plan,
                        std::span<std::byte> slot) const;
@@ -85,6 +88,7 @@ private:
     void log_reject(const delivered &d, const tc_ifunc_exec_result_t &r, bool diverges);
 
     std::unique_ptr<tc_ifunc_exec, exec_deleter> exec_;
+    std::vector<tc_ifunc_pkg_h>                  packages_;
     std::span<std::byte>                         state_;
     std::function<void(const jam_event &)>       on_jam_;
     uint32_t                                     warned_ = 0;  /* reasons logged */

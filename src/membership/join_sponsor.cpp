@@ -67,6 +67,9 @@ const char *join_sponsor::refusal(const join::request &r) const
     if (r.jam_security != ours.jam_security || r.jam_state_size != ours.jam_state_size) {
         return "replicated jam parameters differ (security mode or state size)";
     }
+    if (r.jam_packages != ours.jam_packages) {
+        return "the code of the jam packages differs";
+    }
     if (ctx_.settings.threaded) {
         return "this group has threaded senders, which do not support joins";
     }

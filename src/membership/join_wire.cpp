@@ -30,6 +30,7 @@ request request_for(const group_params &p)
     (void)replicated_jams::resolve_security(p, security);
     r.jam_security   = static_cast<uint32_t>(security);
     r.jam_state_size = p.jam_state.size();
+    r.jam_packages   = replicated_jams::packages_digest(p);
     return r;
 }
 

@@ -49,6 +49,7 @@ struct request {
     uint32_t smc_batched;
     uint32_t jam_security;   /* tc_ifunc_security_t of its replicated jams */
     uint64_t jam_state_size; /* bytes of its jam state */
+    uint64_t jam_packages;   /* replicated_jams::packages_digest */
     uint8_t  proof[TC_JOB_KEY_PROOF_LEN];   /* the challenge, answered */
 };
 

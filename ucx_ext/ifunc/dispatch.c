@@ -763,7 +763,10 @@ tc_ifunc_reject_t tc_ifunc_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
     }
     view->payload      = (h.payload_size != 0) ? frame + h.payload_offset : NULL;
     view->payload_size = h.payload_size;
-    view->shipment_size = h.payload_offset;
+    /* validated regions: code, then names, both before the payload */
+    view->shipment_size = (h.symtab_size != 0) ? h.symtab_offset + h.symtab_size :
+                          (h.code_size != 0)   ? h.code_offset + h.code_size :
+                                                 TC_FRAME_HDR_SIZE;
     reason = tc_ifunc_dispatch(rx, ring, &h, frame, detail, detail_len);
 
 out:

@@ -262,8 +262,8 @@ typedef struct tc_ifunc_frame_view {
     uint64_t code_hash;
     void     *payload;
     uint32_t payload_size;
-    uint32_t shipment_size;  /* full frames: the bytes before the payload
-                                (header, code, symbol names) */
+    uint32_t shipment_size;  /* full frames: the bytes up to the end of the
+                                code and symbol names (header included) */
 } tc_ifunc_frame_view_t;
 
 /*

@@ -112,6 +112,19 @@ uint64_t tc_ifunc_pkg_id(tc_ifunc_pkg_h pkg)
     return pkg->id;
 }
 
+uint64_t tc_ifunc_pkg_code_digest(tc_ifunc_pkg_h pkg)
+{
+    uint64_t h = tc_fnv1a64(pkg->name, strlen(pkg->name));
+    unsigned i;
+
+    for (i = 0; i < pkg->num_elements; ++i) {
+        h = tc_fnv1a64_update(h, pkg->elements[i].name, strlen(pkg->elements[i].name) + 1);
+        h = tc_fnv1a64_update(h, &pkg->elements[i].span_hash,
+                              sizeof(pkg->elements[i].span_hash));
+    }
+    return h;
+}
+
 uint64_t tc_ifunc_pkg_build_id(tc_ifunc_pkg_h pkg)
 {
     return pkg->build_id;

@@ -82,6 +82,9 @@ typedef struct tc_group_params {
      *  with the codes), the mode they are sent in (0: Local), and a
      *  callback after each jam ran or was rejected here, in delivery order.
      *  Which frames run: UCX_TC_IFUNC_SECURITY, the same at every member. */
+    const tc_ifunc_pkg_h  *jam_packages;  /**< NULL, or the packages whose jams run:
+                                               same code everywhere, or refused */
+    int                   jam_package_count;
     void                  *jam_state;
     size_t                jam_state_size;
     tc_ifunc_mode_t       jam_mode;

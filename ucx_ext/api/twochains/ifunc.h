@@ -157,6 +157,9 @@ void tc_ifunc_pkg_unload(tc_ifunc_pkg_h pkg);
 const char *tc_ifunc_pkg_name(tc_ifunc_pkg_h pkg);
 uint64_t tc_ifunc_pkg_id(tc_ifunc_pkg_h pkg);
 uint64_t tc_ifunc_pkg_build_id(tc_ifunc_pkg_h pkg);
+/** FNV-1a 64 over the package name and every element's name and code hash:
+ *  equal where the jams are the same code, whatever the build id says */
+uint64_t tc_ifunc_pkg_code_digest(tc_ifunc_pkg_h pkg);
 unsigned tc_ifunc_pkg_element_count(tc_ifunc_pkg_h pkg);
 
 /** Element id of jam @a name; UCS_ERR_NO_ELEM when the package has none. */
