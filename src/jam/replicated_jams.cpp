@@ -44,7 +44,7 @@ bool take(std::span<const std::byte> &in, std::span<const std::byte> &part)
 } // namespace
 
 replicated_jams::replicated_jams(tc_ifunc_exec_h exec, const group_params &p)
-    : exec_(exec), packages_(p.jam_packages), state_(p.jam_state), on_jam_(p.on_jam)
+    : exec_(exec), state_(p.jam_state), on_jam_(p.on_jam)
 {
 }
 
@@ -90,6 +90,14 @@ ucs_status_t replicated_jams::create(const group_params &p, std::shared_ptr<repl
     }
     tc_ifunc_exec_h exec;
     status = tc_ifunc_exec_create(security, &exec);
+    if (status == UCS_OK) {
+        /* the members compared their code: rejects of these are alike */
+        status = tc_ifunc_exec_declare(exec, p.jam_packages.data(),
+                                       static_cast<unsigned>(p.jam_packages.size()));
+        if (status != UCS_OK) {
+            tc_ifunc_exec_destroy(exec);
+        }
+    }
     if (status != UCS_OK) {
         ucs_error("group: cannot create the jam executor: %s", ucs_status_string(status));
         return status;
@@ -101,12 +109,6 @@ ucs_status_t replicated_jams::create(const group_params &p, std::shared_ptr<repl
 ucs_status_t replicated_jams::plan(const tc_ifunc_exec_jam_t &jam,
                                    tc_ifunc_exec_plan_t &plan) const
 {
-    if (!packages_.empty() &&
-        std::find(packages_.begin(), packages_.end(), jam.pkg) == packages_.end()) {
-        ucs_error("group: package %s is not one of the group's jam_packages",
-                  (jam.pkg != nullptr) ? tc_ifunc_pkg_name(jam.pkg) : "(null)");
-        return UCS_ERR_INVALID_PARAM;
-    }
     return tc_ifunc_exec_plan_frame(exec_.get(), &jam, &plan);
 }
 

@@ -58,7 +58,6 @@ public:
     size_t state_size() const { return state_.size(); }
 
     /* sending: what the frame will be, then its bytes in the slot */
-    /* UCS_ERR_INVALID_PARAM for a package the group did not declare */
     ucs_status_t plan(const tc_ifunc_exec_jam_t &jam, tc_ifunc_exec_plan_t &plan) const;
     ucs_status_t write(const tc_ifunc_exec_jam_t &jam, const tc_ifunc_exec_plan_t &plan,
                        std::span<std::byte> slot) const;
@@ -88,7 +87,6 @@ private:
     void log_reject(const delivered &d, const tc_ifunc_exec_result_t &r, bool diverges);
 
     std::unique_ptr<tc_ifunc_exec, exec_deleter> exec_;
-    std::vector<tc_ifunc_pkg_h>                  packages_;
     std::span<std::byte>                         state_;
     std::function<void(const jam_event &)>       on_jam_;
     uint32_t                                     warned_ = 0;  /* reasons logged */

@@ -40,8 +40,12 @@ typedef struct tc_exec_shipment {
 
 KHASH_MAP_INIT_INT64(tc_shipment, tc_exec_shipment_t)
 
+#define TC_EXEC_MAX_DECLARED TC_IFUNC_MAX_PKGS
+
 struct tc_ifunc_exec {
     tc_ifunc_rx_t        rx;
+    uint64_t             declared[TC_EXEC_MAX_DECLARED];   /* package ids */
+    unsigned             num_declared;
     tc_ifunc_ring_t      ring;        /* the codes Cached frames name */
     tc_ifunc_stats_t     stats;
     khash_t(tc_shipment) shipments;   /* code hash -> what shipped it */
@@ -90,6 +94,49 @@ tc_ifunc_security_t tc_ifunc_exec_security(tc_ifunc_exec_h exec)
     return exec->rx.security;
 }
 
+ucs_status_t tc_ifunc_exec_declare(tc_ifunc_exec_h exec, const tc_ifunc_pkg_h *pkgs,
+                                   unsigned count)
+{
+    unsigned i;
+
+    if (count > TC_EXEC_MAX_DECLARED) {
+        ucs_error("ifunc: %u packages declared, at most %u", count, TC_EXEC_MAX_DECLARED);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    for (i = 0; i < count; ++i) {
+        exec->declared[i] = pkgs[i]->id;
+    }
+    exec->num_declared = count;
+    return UCS_OK;
+}
+
+static int tc_exec_declared(tc_ifunc_exec_h exec, uint64_t pkg_id)
+{
+    unsigned i;
+
+    for (i = 0; i < exec->num_declared; ++i) {
+        if (exec->declared[i] == pkg_id) {
+            return 1;
+        }
+    }
+    return exec->num_declared == 0;
+}
+
+/* The package a frame names, before anything of it runs (0: too short) */
+static uint64_t tc_exec_frame_pkg(const uint8_t *frame, size_t size)
+{
+    uint16_t format;
+    uint64_t pkg_id = 0;
+
+    if (size >= TC_FRAME_COMPACT_CACHED_HDR) {
+        memcpy(&format, frame + offsetof(tc_frame_compact_t, format), sizeof(format));
+        memcpy(&pkg_id, frame + ((format == TC_FRAME_COMPACT_FORMAT) ?
+                                 offsetof(tc_frame_compact_t, pkg_id) :
+                                 offsetof(tc_frame_hdr_t, pkg_id)), sizeof(pkg_id));
+    }
+    return pkg_id;
+}
+
 static int tc_exec_knows(tc_ifunc_exec_h exec, uint64_t code_hash)
 {
     return kh_get(tc_cached, &exec->ring.cached, code_hash) != kh_end(&exec->ring.cached);
@@ -112,6 +159,11 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
     if (elem == NULL) {
         ucs_error("ifunc: no element %u in package %s", jam->element_id,
                   (jam->pkg != NULL) ? jam->pkg->name : "(none)");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!tc_exec_declared(exec, jam->pkg->id)) {
+        ucs_error("ifunc: package %s is not one of the %u declared", jam->pkg->name,
+                  exec->num_declared);
         return UCS_ERR_INVALID_PARAM;
     }
     if (jam->mode >= TC_IFUNC_MODE_LAST) {
@@ -187,19 +239,38 @@ ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec
     return UCS_OK;
 }
 
-static int tc_exec_diverges(tc_ifunc_security_t security, tc_ifunc_reject_t reason)
+/* Whether a reject depends on this member; the frame passed the header
+ * check when the reason is a package-level one */
+static int tc_exec_diverges(tc_ifunc_exec_h exec, tc_ifunc_reject_t reason,
+                            const uint8_t *frame)
 {
+    const tc_frame_hdr_t *h = (const tc_frame_hdr_t*)frame;
+    const tc_ifunc_element_t *e;
+    tc_ifunc_pkg_h pkg;
+
     switch (reason) {
-    case TC_IFUNC_REJECT_UNKNOWN_PKG:
-    case TC_IFUNC_REJECT_UNKNOWN_ELEMENT:
     case TC_IFUNC_REJECT_LINK:
     case TC_IFUNC_REJECT_PLACEMENT:
     case TC_IFUNC_REJECT_RESOURCE:
         return 1;
+    case TC_IFUNC_REJECT_UNKNOWN_PKG:
+    case TC_IFUNC_REJECT_UNKNOWN_ELEMENT:
+        /* declared packages are the same everywhere */
+        return exec->num_declared == 0;
     case TC_IFUNC_REJECT_HASH:
-        /* verify: the code is not what this member installed; trust: the
-         * code does not hash to its header, the same everywhere */
-        return security != TC_IFUNC_SECURITY_TRUST;
+        /* only full frames carry code. This member's build differs when the
+         * code is what its own header says and the installed element is
+         * another code; a frame whose code does not hash to its header, or
+         * that claims the installed hash with other bytes or offsets, is
+         * corrupt, at every receiver alike */
+        if ((exec->num_declared != 0) || (exec->rx.security == TC_IFUNC_SECURITY_TRUST)) {
+            return 0;
+        }
+        pkg = tc_ifunc_pkg_find(h->pkg_id);
+        e   = (pkg != NULL) ? tc_ifunc_pkg_elem(pkg, h->element_id) : NULL;
+        return (e != NULL) && (e->span_hash != h->code_hash) &&
+               (tc_frame_span_hash(frame + h->code_offset, h->code_size,
+                                   h->got_offset - h->code_offset) == h->code_hash);
     default:
         return 0;
     }
@@ -254,8 +325,19 @@ tc_ifunc_reject_t tc_ifunc_exec_run(tc_ifunc_exec_h exec, const void *frame, siz
     }
     exec->rx.target_args = target_args;
     was_known = exec->ring.cached.size;
-    reason    = tc_ifunc_frame_run(&exec->rx, &exec->ring, (uint8_t*)frame, (uint32_t)size,
-                                   &view, result->detail, sizeof(result->detail));
+    if (!tc_exec_declared(exec, tc_exec_frame_pkg(frame, size))) {
+        memset(&view, 0, sizeof(view));
+        view.pkg_id = tc_exec_frame_pkg(frame, size);
+        snprintf(result->detail, sizeof(result->detail), "package %016" PRIx64 " is not "
+                 "one of the %u declared", view.pkg_id, exec->num_declared);
+        reason = TC_IFUNC_REJECT_UNKNOWN_PKG;
+        ++exec->stats.rejects[reason];
+        ++exec->stats.rejects_total;
+    } else {
+        reason = tc_ifunc_frame_run(&exec->rx, &exec->ring, (uint8_t*)frame,
+                                    (uint32_t)size, &view, result->detail,
+                                    sizeof(result->detail));
+    }
     if ((reason == TC_IFUNC_REJECT_NONE) && (view.type == TC_FRAME_INJECTED) &&
         ((unsigned)was_known != exec->ring.cached.size) &&
         (tc_exec_keep_shipment(exec, frame, view.code_hash, view.shipment_size) !=
@@ -264,7 +346,7 @@ tc_ifunc_reject_t tc_ifunc_exec_run(tc_ifunc_exec_h exec, const void *frame, siz
         reason = TC_IFUNC_REJECT_RESOURCE;
     }
     result->reason       = reason;
-    result->diverges     = tc_exec_diverges(exec->rx.security, reason);
+    result->diverges     = tc_exec_diverges(exec, reason, frame);
     result->type         = view.type;
     result->pkg_id       = view.pkg_id;
     result->element_id   = view.element_id;

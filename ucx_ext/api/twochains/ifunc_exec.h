@@ -39,6 +39,15 @@ ucs_status_t tc_ifunc_exec_create(tc_ifunc_security_t security, tc_ifunc_exec_h 
 void tc_ifunc_exec_destroy(tc_ifunc_exec_h exec);
 tc_ifunc_security_t tc_ifunc_exec_security(tc_ifunc_exec_h exec);
 
+/**
+ * The packages every receiver has, with the same code (the carrier checked
+ * that, e.g. with tc_ifunc_pkg_code_digest): frames of any other package are
+ * rejected, and a package, element or hash reject is then the same at every
+ * receiver (result->diverges is 0). Without it any registered package runs.
+ */
+ucs_status_t tc_ifunc_exec_declare(tc_ifunc_exec_h exec, const tc_ifunc_pkg_h *pkgs,
+                                   unsigned count);
+
 /* ---- sending ---- */
 
 /** One jam to send: element @a element_id of @a pkg, its payload from
@@ -64,7 +73,7 @@ typedef struct tc_ifunc_exec_plan {
  * Plan a frame of @a jam: Local frames name the element; Injected frames
  * carry the code; Cached frames carry it until this executor has run it,
  * then only its hash.
- * @return UCS_ERR_INVALID_PARAM (no such element, bad mode),
+ * @return UCS_ERR_INVALID_PARAM (no such element, an undeclared package, bad mode),
  *         UCS_ERR_UNSUPPORTED (code in a local-only executor, Cached with
  *         writable globals), each logged.
  */
@@ -86,8 +95,10 @@ ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec
 typedef struct tc_ifunc_exec_result {
     tc_ifunc_reject_t reason;     /**< TC_IFUNC_REJECT_NONE: it ran */
     /** A reject that depends on this member (its packages, its builds, its
-     *  code cache), not on the frame and the security mode alone: a member
-     *  that ran it and one that did not would diverge. */
+     *  code cache), not on the frame, the security mode and the declared
+     *  packages alone: a member that ran it and one that did not would
+     *  diverge. A frame whose code does not hash to its own header is
+     *  corrupt, the same everywhere: it does not diverge. */
     int               diverges;
     uint8_t           type;       /**< frame type, 0 if unreadable */
     uint64_t          pkg_id;
