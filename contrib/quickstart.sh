@@ -8,6 +8,13 @@
 #      (data, fence, signal) into the next process's ucp_mem_map'ed buffer;
 #      every byte is checked; per-hop put latency and the transport are
 #      reported, over shared memory (posix,self) and over TCP (tcp,self).
+#   2. Two-Chains: indirect_put and server_side_sum shipped and run on
+#      arrival, Local / Injected / Cached.
+#   3. A replicated key-value store whose put, increment and
+#      compare-and-swap are jams in a group's total order: 3 processes
+#      write, one is killed mid-stream, a new one joins with the state, and
+#      every live member prints the same state digest, equal to a
+#      reference replayed from the delivered sequence.
 #
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,4 +51,18 @@ cc -O2 "$TC_TOP/contrib/examples/ifunc_demo.c" -o "$demo_dir/ifunc_demo" \
 for tls in posix,self tcp,self; do
     UCX_TLS=$tls "$bin/twochains-run" -n 2 --timeout 120 -- \
         "$demo_dir/ifunc_demo" -P "$TC_BUILD/test/twochains-pkgs" -n 2000
+done
+
+# 3. Replicated active messages: the key-value store through a failure and a join.
+echo
+echo "== Replicated jams: a key-value store of put/increment/CAS jams, 3 writers, one killed, one joiner =="
+cc -O2 "$TC_TOP/contrib/examples/replicated_kv.c" -o "$demo_dir/replicated_kv" \
+    -I"$TC_TOP/ucx_ext/api" -I"$TC_BUILD/ucx_ext/api" -I"$TC_TOP/src/api" \
+    -I"$TC_TOP/test/packages/tckv" \
+    -L"$TC_BUILD/src/.libs" -L"$TC_BUILD/ucx_ext/.libs" \
+    -Wl,-rpath,"$TC_BUILD/src/.libs" -Wl,-rpath,"$TC_BUILD/ucx_ext/.libs" \
+    -ltwochains_group -ltwochains $(pkg-config --cflags --libs ucx)
+for tls in posix,self tcp,self; do
+    UCX_TLS=$tls "$TC_TOP/contrib/examples/replicated_kv_demo.sh" \
+        "$demo_dir/replicated_kv" "$TC_BUILD/test/twochains-pkgs"
 done

@@ -31,13 +31,13 @@
  *
  * Build against a build tree (see contrib/quickstart.sh):
  *   cc replicated_kv.c -I<src>/ucx_ext/api -I<build>/ucx_ext/api -I<src>/src/api \
- *      -I<build>/test/twochains-pkgs/include -L<build>/src/.libs -L<build>/ucx_ext/.libs \
+ *      -I<src>/test/packages/tckv -L<build>/src/.libs -L<build>/ucx_ext/.libs \
  *      -ltwochains_group -ltwochains $(pkg-config --cflags --libs ucx)
  */
 #include <twochains/group.h>
 #include <twochains/ifunc.h>
 
-#include "tckv.h"
+#include "tckv_store.h"
 
 #include <signal.h>
 #include <stdio.h>

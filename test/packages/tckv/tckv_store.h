@@ -1,14 +1,14 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * tckv: a key-value store whose commands are replicated jams. The state is
+ * tckv_store.h: a key-value store whose commands are replicated jams. The state is
  * the region each member registers with its group (tc_jam_replica_t::state):
  * a direct-mapped table of TCKV_KEYS keys. Shared by the jams, the
  * quickstart's demo and the tests (which replay the delivered commands
  * through tckv_apply() as the reference).
  */
-#ifndef TCKV_H_
-#define TCKV_H_
+#ifndef TCKV_STORE_H_
+#define TCKV_STORE_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -115,4 +115,4 @@ static inline uint64_t tckv_digest(const tckv_state_t *s)
     return h;
 }
 
-#endif /* TCKV_H_ */
+#endif /* TCKV_STORE_H_ */
