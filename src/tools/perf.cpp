@@ -16,6 +16,7 @@
  * collective that blocks each member until all arrive.)
  */
 #include "api/group.hpp"
+#include "tools/perf_jam.hpp"
 #include "tools/perf_members.hpp"
 
 #include <twochains/twochains.h>
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <atomic>
@@ -54,6 +56,8 @@ struct options {
     unsigned    groups  = 1;      /* smc_bw: groups (shards) over the same members */
     unsigned    active  = 0;      /* of which send (0: all) */
     bool        per_message = false; /* on_deliver instead of on_deliver_span */
+    std::string jam;              /* local|injected|cached: replicated jams (perf_jam.hpp) */
+    std::string pkgs;             /* where tcbench is (default UCX_TC_IFUNC_PKG_PATH) */
 };
 
 double now_s()
@@ -91,6 +95,10 @@ void usage(FILE *out)
                  "  --groups G          smc_bw: G groups over the same members and engine\n"
                  "  --active A          smc_bw: A of the G groups send, the rest idle (default G)\n"
                  "  --deliver span|message  delivery callback (default span; smc_lat: message)\n"
+                 "  --jam MODE          send tcbench's server_side_sum jam (local, injected,\n"
+                 "                      cached) with -s bytes of payload; smc_lat: send to\n"
+                 "                      executed at every member (send_jam, flush(stable))\n"
+                 "  --pkgs DIR          with --jam: the package prefix (UCX_TC_IFUNC_PKG_PATH)\n"
                  "  --members N         with --inproc: members to start (default 3)\n"
                  "  --inproc            all members in this process, one thread each,\n"
                  "                      joined by the in-process bootstrap\n"
@@ -113,6 +121,8 @@ bool parse(int argc, char **argv, options &o)
                                       {"groups", required_argument, nullptr, 'g'},
                                       {"active", required_argument, nullptr, 'a'},
                                       {"deliver", required_argument, nullptr, 'D'},
+                                      {"jam", required_argument, nullptr, 'J'},
+                                      {"pkgs", required_argument, nullptr, 'P'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
     int c;
@@ -152,6 +162,8 @@ bool parse(int argc, char **argv, options &o)
                 return false;
             }
             break;
+        case 'J': o.jam = optarg; break;
+        case 'P': o.pkgs = optarg; break;
         case 'h': usage(stdout); std::exit(0);
         default: return false;
         }
@@ -175,6 +187,11 @@ bool parse(int argc, char **argv, options &o)
         (o.groups > 1 && (o.shape != "smc_bw" || o.threads > 0 || o.background > 0))) {
         std::fprintf(stderr, "twochains-perf: --groups 1..1024 with -t smc_bw (not with "
                              "--threads or --rdmc-background), --active <= --groups\n");
+        return false;
+    }
+    if (!o.jam.empty() && (o.threads > 0 || o.rate > 0 || o.background > 0)) {
+        std::fprintf(stderr, "twochains-perf: --jam is not for --threads, --rate or "
+                             "--rdmc-background\n");
         return false;
     }
     if (o.threads > 0 && (o.shape != "smc_bw" || !o.batched)) {
@@ -273,6 +290,19 @@ int run_member(tc_bootstrap_h boot, const options &o)
         p.on_deliver_span = [&](std::span<const tc::message> msgs) {
             count_delivered(msgs.size());
         };
+    }
+    tc::perf::perf_jam jam;
+    std::vector<std::byte> jam_payload(o.size);
+    if (!o.jam.empty()) {
+        const char *path = std::getenv("UCX_TC_IFUNC_PKG_PATH");
+        if (!jam.load(o.jam, !o.pkgs.empty() ? o.pkgs : (path != nullptr ? path : ""))) {
+            return 2;
+        }
+        /* a slot holds the largest frame: the code too, when it travels */
+        p.max_payload  = std::max(o.size, jam.frame_capacity(o.size));
+        p.jam_packages = {jam.pkg};
+        p.jam_mode     = jam.mode;
+        p.on_jam       = [&](const tc::jam_event &) { count_delivered(1); };
     }
     /* --groups: the first o.active groups send, the others stay idle */
     std::vector<std::unique_ptr<tc::group>> groups(o.groups);
@@ -374,8 +404,12 @@ int run_member(tc_bootstrap_h boot, const options &o)
         }
     } else if (g->is_sender()) {
         for (uint64_t k = 0; k < total_per_sender; ++k) {
+            const double t_send = now_s();
             for (unsigned i = 0; i < o.active; ++i) {
+                std::memcpy(jam_payload.data(), &k, sizeof(k));
                 const ucs_status_t status =
+                        !o.jam.empty() ? groups[i]->send_jam(jam.pkg, jam.element,
+                                                             jam_payload.data(), o.size) :
                         latency ? groups[i]->send(o.size, fill_latency) :
                                   groups[i]->send(o.size, [k](std::span<std::byte> buf) {
                                       std::memcpy(buf.data(), &k, sizeof(k));
@@ -395,6 +429,14 @@ int run_member(tc_bootstrap_h boot, const options &o)
                     }
                 } u{due};
                 tc_progress_until(node.engine(), until_time::done, &u, 30);
+            } else if (latency && !o.jam.empty()) {
+                /* one jam in flight: until it ran at every member */
+                if (g->flush(true) != UCS_OK) {
+                    return 1;
+                }
+                if (k >= o.warmup) {
+                    lat_us.push_back((now_s() - t_send) * 1e6);
+                }
             } else if (latency) {
                 /* one message in flight: wait until it is delivered here,
                  * which needs it to be stable at every member */
@@ -465,7 +507,9 @@ int run_member(tc_bootstrap_h boot, const options &o)
     const double all_msgs = static_cast<double>(all_total);
     /* smc_lat: a message is delivered at all members when the last one has it */
     std::vector<double> to_all(latency ? o.iters : 0, 0);
-    if (latency && latencies.size() == o.iters * n) {
+    if (latency && !o.jam.empty()) {
+        to_all = latencies;   /* the sender's: send to executed at every member */
+    } else if (latency && latencies.size() == o.iters * n) {
         for (int r = 0; r < n; ++r) {
             for (uint64_t i = 0; i < o.iters; ++i) {
                 to_all[i] = std::max(to_all[i], latencies[r * o.iters + i]);
@@ -488,13 +532,14 @@ int run_member(tc_bootstrap_h boot, const options &o)
                     "\"msg_rate\":%.1f,\"MB/s\":%.3f,\"lat_avg_us\":%.3f,\"lat_p50_us\":%.3f,"
                     "\"lat_p999_us\":%.3f,\"puts_per_msg\":%.3f,\"batch_avg\":%.2f,"
                     "\"threads\":%u,\"rdmc_background_bytes\":%zu,\"groups\":%u,\"active\":%u,"
-                    "\"delivery\":\"%s\",\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
+                    "\"delivery\":\"%s\",\"jam\":\"%s\",\"slot_bytes\":%zu,"
+                    "\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
                     o.shape.c_str(), mode, tl.c_str(), lane.c_str(), n, static_cast<unsigned long>(senders),
                     o.size, o.window, o.batch.value_or(0), o.flush_us.value_or(-1), o.rate, msgs,
                     rate, rate * static_cast<double>(o.size) / 1e6, avg, percentile(to_all, 0.5),
                     percentile(to_all, 0.999), puts / all_msgs, batch_avg_all, o.threads,
                     o.background, o.groups, o.active, o.per_message ? "message" : "span",
-                    cpu_all, wall);
+                    o.jam.empty() ? "none" : o.jam.c_str(), p.max_payload, cpu_all, wall);
     } else if (o.shape == "smc_bw") {
         std::printf("%s: %d members, %lu senders, %zu B: %.0f msg/s delivered, %.2f MB/s, "
                     "%.2f puts/msg (%s)\n", o.shape.c_str(), n, static_cast<unsigned long>(senders),
