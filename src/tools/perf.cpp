@@ -58,6 +58,8 @@ struct options {
     bool        per_message = false; /* on_deliver instead of on_deliver_span */
     std::string jam;              /* local|injected|cached: replicated jams (perf_jam.hpp) */
     std::string pkgs;             /* where tcbench is (default UCX_TC_IFUNC_PKG_PATH) */
+    bool        touch = false;    /* span delivery sums each message's 64-bit words, as
+                                     server_side_sum does: the jam's work without the jam */
 };
 
 double now_s()
@@ -99,6 +101,8 @@ void usage(FILE *out)
                  "                      cached) with -s bytes of payload; smc_lat: send to\n"
                  "                      executed at every member (send_jam, flush(stable))\n"
                  "  --pkgs DIR          with --jam: the package prefix (UCX_TC_IFUNC_PKG_PATH)\n"
+                 "  --touch             span delivery sums every message's 64-bit words (what\n"
+                 "                      --jam's server_side_sum does), so the data is read\n"
                  "  --members N         with --inproc: members to start (default 3)\n"
                  "  --inproc            all members in this process, one thread each,\n"
                  "                      joined by the in-process bootstrap\n"
@@ -123,6 +127,7 @@ bool parse(int argc, char **argv, options &o)
                                       {"deliver", required_argument, nullptr, 'D'},
                                       {"jam", required_argument, nullptr, 'J'},
                                       {"pkgs", required_argument, nullptr, 'P'},
+                                      {"touch", no_argument, nullptr, 'X'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
     int c;
@@ -164,6 +169,7 @@ bool parse(int argc, char **argv, options &o)
             break;
         case 'J': o.jam = optarg; break;
         case 'P': o.pkgs = optarg; break;
+        case 'X': o.touch = true; break;
         case 'h': usage(stdout); std::exit(0);
         default: return false;
         }
@@ -251,6 +257,7 @@ int run_member(tc_bootstrap_h boot, const options &o)
     /* delivered here, over the active groups: written by the engine's thread
      * only, read by others with threaded senders */
     std::atomic<uint64_t> delivered{0};
+    int64_t touched = 0;   /* --touch: the sum, printed so that it is computed */
     const uint64_t warm_total = o.warmup * senders * o.active;
     const uint64_t all_total  = total_per_sender * senders * o.active;
     double   t_start = 0, t_measured = 0;
@@ -288,6 +295,16 @@ int run_member(tc_bootstrap_h boot, const options &o)
         };
     } else {
         p.on_deliver_span = [&](std::span<const tc::message> msgs) {
+            if (o.touch) {
+                for (const auto &m : msgs) {
+                    int64_t sum = 0, v;
+                    for (size_t i = 0; i + sizeof(v) <= m.data.size(); i += sizeof(v)) {
+                        std::memcpy(&v, m.data.data() + i, sizeof(v));
+                        sum += v;
+                    }
+                    touched += sum;
+                }
+            }
             count_delivered(msgs.size());
         };
     }
@@ -532,14 +549,15 @@ int run_member(tc_bootstrap_h boot, const options &o)
                     "\"msg_rate\":%.1f,\"MB/s\":%.3f,\"lat_avg_us\":%.3f,\"lat_p50_us\":%.3f,"
                     "\"lat_p999_us\":%.3f,\"puts_per_msg\":%.3f,\"batch_avg\":%.2f,"
                     "\"threads\":%u,\"rdmc_background_bytes\":%zu,\"groups\":%u,\"active\":%u,"
-                    "\"delivery\":\"%s\",\"jam\":\"%s\",\"slot_bytes\":%zu,"
+                    "\"delivery\":\"%s\",\"jam\":\"%s\",\"slot_bytes\":%zu,\"touch\":%s,\"touch_sum\":%lld,"
                     "\"cpu_s\":%.3f,\"wall_s\":%.3f}\n",
                     o.shape.c_str(), mode, tl.c_str(), lane.c_str(), n, static_cast<unsigned long>(senders),
                     o.size, o.window, o.batch.value_or(0), o.flush_us.value_or(-1), o.rate, msgs,
                     rate, rate * static_cast<double>(o.size) / 1e6, avg, percentile(to_all, 0.5),
                     percentile(to_all, 0.999), puts / all_msgs, batch_avg_all, o.threads,
                     o.background, o.groups, o.active, o.per_message ? "message" : "span",
-                    o.jam.empty() ? "none" : o.jam.c_str(), p.max_payload, cpu_all, wall);
+                    o.jam.empty() ? "none" : o.jam.c_str(), p.max_payload,
+                    o.touch ? "true" : "false", static_cast<long long>(touched), cpu_all, wall);
     } else if (o.shape == "smc_bw") {
         std::printf("%s: %d members, %lu senders, %zu B: %.0f msg/s delivered, %.2f MB/s, "
                     "%.2f puts/msg (%s)\n", o.shape.c_str(), n, static_cast<unsigned long>(senders),

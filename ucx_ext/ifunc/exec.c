@@ -223,7 +223,8 @@ ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec
                                          frame + hdr_size, plan->payload_capacity,
                                          &payload_size);
         if (status == UCS_OK) {
-            *size_p = tc_frame_stamp_compact(frame, &desc, plan->type, 0, 0, payload_size);
+            *size_p = tc_frame_stamp_compact_header(frame, &desc, plan->type, 0, 0,
+                                                    payload_size);
         }
         return status;
     }

@@ -111,6 +111,17 @@ uint32_t tc_frame_stamp_compact(uint8_t *frame, const tc_frame_desc_t *desc,
                                 tc_frame_type_t type, uint32_t seq, uint32_t sender,
                                 uint32_t payload_size)
 {
+    uint32_t size = tc_frame_stamp_compact_header(frame, desc, type, seq, sender,
+                                                  payload_size);
+
+    ((tc_frame_compact_t*)frame)->check = tc_frame_compact_check(frame, size);
+    return size;
+}
+
+uint32_t tc_frame_stamp_compact_header(uint8_t *frame, const tc_frame_desc_t *desc,
+                                       tc_frame_type_t type, uint32_t seq,
+                                       uint32_t sender, uint32_t payload_size)
+{
     tc_frame_compact_t *h = (tc_frame_compact_t*)frame;
     uint32_t hdr_size     = (type == TC_FRAME_CACHED) ? TC_FRAME_COMPACT_CACHED_HDR :
                                                         TC_FRAME_COMPACT_LOCAL_HDR;
@@ -134,7 +145,7 @@ uint32_t tc_frame_stamp_compact(uint8_t *frame, const tc_frame_desc_t *desc,
     for (pad = hdr_size + payload_size; pad < size; ++pad) {
         frame[pad] = 0;
     }
-    h->check = tc_frame_compact_check(frame, size);
+    h->check = 0;
     return size;
 }
 

@@ -269,9 +269,9 @@ typedef struct tc_ifunc_frame_view {
 /*
  * A complete frame, compact or full, in memory that nothing else writes
  * while it runs (a replicated slot already delivered): validate it and run
- * it, or say why not. No ring sequence, signal or trailer (whoever delivered
- * it made it complete); the frame is never written (rx->placement must be
- * copy). @a ring keeps the codes Cached frames name and trust-mode links.
+ * it, or say why not. No ring sequence, signal, trailer or compact check
+ * word (whoever delivered it delivered the bytes the sender wrote, whole);
+ * the frame is never written (rx->placement must be copy). @a ring keeps the codes Cached frames name and trust-mode links.
  * Counts the frame or its reject in rx->stats; logs nothing.
  */
 tc_ifunc_reject_t tc_ifunc_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
@@ -389,6 +389,12 @@ uint32_t tc_frame_stamp(uint8_t *frame, const tc_frame_desc_t *desc,
 uint32_t tc_frame_stamp_compact(uint8_t *frame, const tc_frame_desc_t *desc,
                                 tc_frame_type_t type, uint32_t seq, uint32_t sender,
                                 uint32_t payload_size);
+
+/* The same without the check word (left 0), for a carrier that delivers
+ * frames whole (tc_ifunc_frame_run never looks at it) */
+uint32_t tc_frame_stamp_compact_header(uint8_t *frame, const tc_frame_desc_t *desc,
+                                       tc_frame_type_t type, uint32_t seq,
+                                       uint32_t sender, uint32_t payload_size);
 
 /* ---- messages (send.c) ---- */
 

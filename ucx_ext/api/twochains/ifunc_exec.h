@@ -8,8 +8,8 @@
  *
  * Same packages, frame format (ucx_ext/ifunc/frame.h: compact Local and
  * Cached frames, full frames with code), security modes, code cache and
- * reject reasons as the mailbox; no rings, signals or credits: the carrier
- * delivers complete frames, once, in its order. Code always runs from the
+ * reject reasons as the mailbox; no rings, signals, credits or check words:
+ * the carrier delivers the bytes the sender wrote, whole, once, in its order. Code always runs from the
  * executor's code cache (placement copy): a frame is never written.
  *
  * Cached mode is group-wide: an Injected frame with the cache flag leaves
