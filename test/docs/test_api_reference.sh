@@ -16,7 +16,7 @@ fi
 missing=0
 for symbol in ucp_register_ifunc ucp_ifunc_send_nbix ucp_poll_ifunc tc_ifunc_mailbox_create \
               tc_progress_until tc_bootstrap_create tc_group_create tc_group_join \
-              tc_put_lane_describe; do
+              tc_put_lane_describe tc_group_send_jam tc_ifunc_exec_run; do
     if ! grep -rqs "$symbol" "$out/html/globals.html" "$out/html/globals_func.html"; then
         echo "  $symbol is not in the reference"; missing=$((missing + 1))
     fi
