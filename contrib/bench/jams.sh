@@ -17,6 +17,10 @@
 #          beside the raw message's send to delivered at every member
 #   base   ucx_perftest ucp_put_bw at 100 B, pinned pair, same round
 #
+# Slots hold each mode's frames (twochains-perf --jam): Local 144 B, Injected
+# the code too (448 B), Cached the hash-only frame (152 B), its first frames
+# with the code over RDMC.
+#
 # One JSON object per point (with "point" and "round") in
 # contrib/bench/results/jams/jams.jsonl, the summary in summary.txt, the
 # per-round ratios in ratios.dat and a plot (jams_rounds.png).

@@ -315,8 +315,14 @@ int run_member(tc_bootstrap_h boot, const options &o)
         if (!jam.load(o.jam, !o.pkgs.empty() ? o.pkgs : (path != nullptr ? path : ""))) {
             return 2;
         }
-        /* a slot holds the largest frame: the code too, when it travels */
-        p.max_payload  = std::max(o.size, jam.frame_capacity(o.size));
+        /* a slot holds every frame of the mode; Cached frames carry the
+         * code only until it is known: those go over RDMC, and the slots
+         * stay the size of the hash-only frames */
+        const bool code_always = jam.mode == TC_IFUNC_MODE_INJECTED;
+        p.max_payload = std::max(o.size, jam.frame_capacity(o.size, code_always));
+        if (jam.mode == TC_IFUNC_MODE_CACHED) {
+            p.rdmc_max_message = jam.frame_capacity(o.size, true);
+        }
         p.jam_packages = {jam.pkg};
         p.jam_mode     = jam.mode;
         p.on_jam       = [&](const tc::jam_event &) { count_delivered(1); };

@@ -50,17 +50,20 @@ public:
         return true;
     }
 
-    /* bytes the largest frame of @a payload bytes takes (code included) */
-    size_t frame_capacity(size_t payload) const
+    /* bytes a frame of @a payload bytes takes: with the code (Injected, and
+     * Cached until the code is known), or without (Local, Cached after) */
+    size_t frame_capacity(size_t payload, bool with_code) const
     {
+        if (!with_code) {
+            /* the compact header, 40 bytes Local, 48 Cached; 8-byte padded */
+            return ((mode == TC_IFUNC_MODE_LOCAL ? 40 : 48) + payload + 7) & ~size_t(7);
+        }
         tc_ifunc_exec_h exec;
         if (tc_ifunc_exec_create(TC_IFUNC_SECURITY_VERIFY, &exec) != UCS_OK) {
             return 0;
         }
         std::string args(payload, '\0');
-        tc_ifunc_exec_jam_t jam{pkg, element, mode == TC_IFUNC_MODE_LOCAL ? mode :
-                                              TC_IFUNC_MODE_INJECTED,
-                                args.data(), payload};
+        tc_ifunc_exec_jam_t jam{pkg, element, TC_IFUNC_MODE_INJECTED, args.data(), payload};
         tc_ifunc_exec_plan_t plan{};
         const bool ok = tc_ifunc_exec_plan_frame(exec, &jam, &plan) == UCS_OK;
         tc_ifunc_exec_destroy(exec);
