@@ -267,7 +267,7 @@ typedef struct tc_ifunc_frame_view {
 } tc_ifunc_frame_view_t;
 
 /*
- * A complete frame, compact or full, in memory that nothing else writes
+ * (exec.c) A complete frame, compact or full, in memory that nothing else writes
  * while it runs (a replicated slot already delivered): validate it and run
  * it, or say why not. No ring sequence, signal, trailer or compact check
  * word (whoever delivered it delivered the bytes the sender wrote, whole);
@@ -278,6 +278,22 @@ tc_ifunc_reject_t tc_ifunc_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                                      uint8_t *frame, uint32_t size,
                                      tc_ifunc_frame_view_t *view, char *detail,
                                      size_t detail_len);
+
+/* The receive path's calls, for a carried frame (dispatch.c): a Local
+ * element, a Cached code of @a ring, and a full frame whose header passed
+ * tc_frame_check_header. Detail on a reject in @a detail. */
+tc_ifunc_reject_t tc_ifunc_call_local(tc_ifunc_rx_t *rx, tc_ifunc_pkg_h pkg,
+                                      uint32_t element_id, void *payload,
+                                      uint32_t payload_size, char *detail,
+                                      size_t detail_len);
+tc_ifunc_reject_t tc_ifunc_call_cached(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                       uint64_t code_hash, uint64_t pkg_id,
+                                       uint32_t element_id, void *payload,
+                                       uint32_t payload_size, char *detail,
+                                       size_t detail_len);
+tc_ifunc_reject_t tc_ifunc_call_frame(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                      const tc_frame_hdr_t *h, uint8_t *frame,
+                                      char *detail, size_t detail_len);
 
 static inline double tc_ifunc_now(void)
 {
