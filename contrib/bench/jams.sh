@@ -69,7 +69,7 @@ done
 python3 "$here/jams_summary.py" "$jsonl" "$out" | tee "$out/summary.txt"
 if command -v gnuplot >/dev/null; then
     gnuplot <<GP
-set terminal pngcairo size 900,480
+set terminal pngcairo size 900,480 noenhanced
 set output "$out/jams_rounds.png"
 set title "Replicated jams / raw SMC, 100 B, 3 processes, posix (per round)"
 set xlabel "round"; set ylabel "jam rate / raw SMC rate"; set yrange [0:1.4]; set grid
