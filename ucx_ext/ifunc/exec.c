@@ -255,7 +255,7 @@ unsigned tc_ifunc_exec_codes(tc_ifunc_exec_h exec)
 }
 
 ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
-                                tc_ifunc_exec_plan_t *plan)
+                                      tc_ifunc_exec_plan_t *plan)
 {
     const tc_ifunc_element_t *elem = (jam->pkg != NULL) ?
                                      tc_ifunc_pkg_elem(jam->pkg, jam->element_id) : NULL;
@@ -312,8 +312,8 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
 }
 
 ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
-                                 const tc_ifunc_exec_plan_t *plan, void *buf,
-                                 size_t *size_p)
+                                       const tc_ifunc_exec_plan_t *plan, void *buf,
+                                       size_t *size_p)
 {
     const tc_ifunc_element_t *elem = tc_ifunc_pkg_elem(jam->pkg, jam->element_id);
     uint8_t *frame                 = buf;

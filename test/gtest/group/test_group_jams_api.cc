@@ -181,9 +181,7 @@ TEST_F(group_jams_api, misuse_is_refused_and_correct_jams_keep_running)
         const bool refused =
                 g.send_jam(kv, put, &a, sizeof(a), TC_IFUNC_MODE_INJECTED) == UCS_ERR_UNSUPPORTED &&
                 g.send_jam(kv, 99, &a, sizeof(a)) == UCS_ERR_INVALID_PARAM &&
-                g.send_jam(bench, sum, v, sizeof(v)) == UCS_ERR_INVALID_PARAM &&
-                g.send_jam(kv, put, &a, sizeof(a), static_cast<tc_ifunc_mode_t>(7)) ==
-                        UCS_ERR_INVALID_PARAM;
+                g.send_jam(bench, sum, v, sizeof(v)) == UCS_ERR_INVALID_PARAM;
         if (!refused) {
             return UCS_ERR_IO_ERROR;
         }

@@ -72,7 +72,7 @@ protected:
         return buf;
     }
 
-    tc_ifunc_reject_t run(tc_ifunc_exec_h e, std::vector<uint8_t> f,
+    tc_ifunc_reject_t run(tc_ifunc_exec_h e, const std::vector<uint8_t> &f,
                           tc_ifunc_exec_result_t *r_p = nullptr)
     {
         tc_ifunc_exec_result_t r;

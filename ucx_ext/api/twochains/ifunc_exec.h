@@ -78,7 +78,7 @@ typedef struct tc_ifunc_exec_plan {
  *         writable globals), each logged.
  */
 ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
-                                tc_ifunc_exec_plan_t *plan);
+                                      tc_ifunc_exec_plan_t *plan);
 
 /**
  * Write the planned frame into @a buf (plan->capacity bytes): the code,
@@ -87,8 +87,8 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
  *         it wrote more than its capacity.
  */
 ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
-                                 const tc_ifunc_exec_plan_t *plan, void *buf,
-                                 size_t *size_p);
+                                       const tc_ifunc_exec_plan_t *plan, void *buf,
+                                       size_t *size_p);
 
 /* ---- running ---- */
 
