@@ -217,15 +217,19 @@ TEST(toolchain_build, rebuild_gives_identical_hashes_and_ids)
     }
 }
 
-TEST(toolchain_build, make_rules_built_tcbench)
+TEST(toolchain_build, make_rules_built_the_test_packages)
 {
-    /* contrib/twochains-pkg.mk, included by test/Makefile.am */
+    /* contrib/twochains-pkg.mk, included by test/Makefile.am, builds every
+     * package of TWOCHAINS_PACKAGES into one prefix */
     fs::path prefix = fs::path(TC_BUILDDIR) / "test" / "twochains-pkgs";
-    /* `make` in test/ builds it: its absence is our failure, not a skip */
-    ASSERT_TRUE(fs::exists(manifest_of(prefix, "tcbench")))
-        << "no package built by contrib/twochains-pkg.mk under " << prefix;
-    cmd_result r = run(shell_quote(tool()) + " verify " + shell_quote(prefix.string()));
-    EXPECT_EQ(r.status, 0) << r.output;
+    for (const char *name : {"tcbench", "tckv"}) {
+        /* `make` in test/ builds them: an absence is our failure, not a skip */
+        ASSERT_TRUE(fs::exists(manifest_of(prefix, name)))
+            << "no package " << name << " built by contrib/twochains-pkg.mk under " << prefix;
+        const fs::path dir = prefix / "share" / "twochains" / name;
+        cmd_result r = run(shell_quote(tool()) + " verify " + shell_quote(dir.string()));
+        EXPECT_EQ(r.status, 0) << name << ": " << r.output;
+    }
 }
 
 /* ------------------------------------------------------------------------ */
