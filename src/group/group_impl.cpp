@@ -274,13 +274,20 @@ ucs_status_t group_impl::send_jam(const tc_ifunc_exec_jam_t &jam, bool block)
     } else {
         status = send_.send_slot(plan.capacity, smc::SLOT_FLAG_JAM, block, fill, false);
     }
-    if (status == UCS_OK) {
-        ctx_.count(&group_stats::jams_sent);
-        if (plan.with_code) {
-            ctx_.count(&group_stats::jam_codes_sent);
-        }
+    if (status != UCS_OK) {
+        return status;
     }
-    return (status != UCS_OK) ? status : written;
+    if (written != UCS_OK) {
+        /* its slot went out, as bytes every member rejects alike */
+        ucs_error("group: the jam's payload_init failed (%s); its slot goes out as a frame "
+                  "every member rejects", ucs_status_string(written));
+        return written;
+    }
+    ctx_.count(&group_stats::jams_sent);
+    if (plan.with_code) {
+        ctx_.count(&group_stats::jam_codes_sent);
+    }
+    return UCS_OK;
 }
 
 ucs_status_t group_impl::flush(bool stable)

@@ -185,6 +185,12 @@ TEST_F(group_jams_api, misuse_is_refused_and_correct_jams_keep_running)
         if (!refused) {
             return UCS_ERR_IO_ERROR;
         }
+        /* kv_put's payload_init refuses a key out of range after the slot
+         * was taken: the slot goes out, and every member rejects it alike */
+        tckv_put_t out_of_range{TCKV_KEYS + 5, 1};
+        if (g.send_jam(kv, put, &out_of_range, sizeof(out_of_range)) != UCS_ERR_CANCELED) {
+            return UCS_ERR_IO_ERROR;
+        }
         /* a compare-and-swap that fails: the same status at every member */
         tckv_cas_t c{2, 12345, 1};
         ucs_status_t s = g.send_jam(kv, cas, &c, sizeof(c));
@@ -193,6 +199,9 @@ TEST_F(group_jams_api, misuse_is_refused_and_correct_jams_keep_running)
     expect_same(res);
     EXPECT_EQ(4u, res[0].stats.jams_run);
     EXPECT_EQ(2u, res[0].stats.jam_errors);
+    for (const auto &r : res) {
+        EXPECT_EQ(2u, r.stats.jam_rejects);   /* both members' refused payloads */
+    }
     EXPECT_EQ(2u, res[0].state.failures);
     EXPECT_EQ(0u, res[0].state.keys[2].version);   /* the failed CAS changed nothing */
     for (const auto &r : res) {
