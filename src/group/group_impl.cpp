@@ -228,6 +228,14 @@ ucs_status_t group_impl::send(size_t size, fill_ref fill,
                               bool block, bool urgent)
 {
     poke();
+    return send_as(size, 0, fill, block, urgent);
+}
+
+/* An SMC slot, or an RDMC message in the place of one when it is larger
+ * than a slot; @a flags mark what the message is (SLOT_FLAG_JAM). */
+ucs_status_t group_impl::send_as(size_t size, uint32_t flags, fill_ref fill, bool block,
+                                 bool urgent)
+{
     const bool threaded = ctx_.settings.threaded;
     if (!threaded && send_.holds_buffer()) {
         ucs_error("group: send while a get_buffer() slot is held");
@@ -235,9 +243,10 @@ ucs_status_t group_impl::send(size_t size, fill_ref fill,
     }
     if (size > ctx_.params.max_payload && large_.enabled() && !threaded) {
         ucs_status_t status = large_.usable();
-        return (status != UCS_OK) ? status : large_.send(size, fill, block, send_, wait_);
+        return (status != UCS_OK) ? status :
+                                    large_.send(size, fill, block, send_, wait_, flags);
     }
-    return send_.send_slot(size, 0, block, fill, urgent);
+    return send_.send_slot(size, flags, block, fill, urgent);
 }
 
 ucs_status_t group_impl::send_jam(const tc_ifunc_exec_jam_t &jam, bool block)
@@ -252,10 +261,6 @@ ucs_status_t group_impl::send_jam(const tc_ifunc_exec_jam_t &jam, bool block)
                   "threaded senders");
         return UCS_ERR_UNSUPPORTED;
     }
-    if (send_.holds_buffer()) {
-        ucs_error("group: send_jam while a get_buffer() slot is held");
-        return UCS_ERR_INVALID_PARAM;
-    }
     tc_ifunc_exec_plan_t plan;
     ucs_status_t status = jams_->plan(jam, plan);
     if (status != UCS_OK) {
@@ -263,17 +268,7 @@ ucs_status_t group_impl::send_jam(const tc_ifunc_exec_jam_t &jam, bool block)
     }
     ucs_status_t written = UCS_OK;
     auto fill = [&](std::span<std::byte> slot) { written = jams_->write(jam, plan, slot); };
-    if (plan.capacity > ctx_.params.max_payload && large_.enabled()) {
-        status = large_.usable();
-        status = (status != UCS_OK) ? status :
-                 large_.send(plan.capacity, fill, block, send_, wait_, smc::SLOT_FLAG_JAM);
-    } else if (plan.capacity > ctx_.params.max_payload) {
-        ucs_error("group: a jam frame of %zu bytes exceeds max_payload %zu (and the group "
-                  "has no RDMC for larger ones)", plan.capacity, ctx_.params.max_payload);
-        return UCS_ERR_EXCEEDS_LIMIT;
-    } else {
-        status = send_.send_slot(plan.capacity, smc::SLOT_FLAG_JAM, block, fill, false);
-    }
+    status = send_as(plan.capacity, smc::SLOT_FLAG_JAM, fill, block, false);
     if (status != UCS_OK) {
         return status;
     }

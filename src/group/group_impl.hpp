@@ -96,6 +96,7 @@ public:
     void set_owner(group *owner) { owner_ = owner; }
 
 private:
+    ucs_status_t send_as(size_t size, uint32_t flags, fill_ref fill, bool block, bool urgent);
     static unsigned poll(void *arg);
     bool idle() const;
     bool woken();

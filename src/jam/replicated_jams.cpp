@@ -147,39 +147,42 @@ void replicated_jams::log_reject(const delivered &d, const tc_ifunc_exec_result_
 }
 
 replicated_jams::outcome replicated_jams::run(const delivered &d,
-                                              std::span<const std::byte> frame)
+                                              std::span<const std::byte> frame,
+                                              group_counters &stats)
 {
     tc_jam_replica_t replica{state_.data(), state_.size(), d.sender, d.index, d.seq,
                              d.view, 0};
-    tc_ifunc_exec_result_t r;
-    bool threw = false;
-    try {
-        tc_ifunc_exec_run(exec_.get(), frame.data(), frame.size(), &replica, &r);
-    } catch (...) {
-        /* a Local jam's ried that threw, through C frames with unwind
-         * tables: a failure like any other, at every member alike */
-        threw          = true;
-        r.reason       = TC_IFUNC_REJECT_NONE;
-        replica.status = (replica.status != 0) ? replica.status : -1;
-    }
+    tc_ifunc_exec_result_t r{};
+    /* an exception reaches us only from a Local jam's C++ ried, through
+     * C frames with unwind tables: a failure like any other, alike at
+     * every member */
+    call_contained("group: replicated jam", "counted as failed (status -1)",
+                   [&] { tc_ifunc_exec_run(exec_.get(), frame.data(), frame.size(), &replica,
+                                           &r); },
+                   [&] {
+                       r.reason       = TC_IFUNC_REJECT_NONE;
+                       replica.status = (replica.status != 0) ? replica.status : -1;
+                       return exceptions_++;
+                   });
     outcome result = outcome::ran;
     if (r.reason != TC_IFUNC_REJECT_NONE) {
         result = r.diverges ? outcome::diverged : outcome::rejected;
         log_reject(d, r, r.diverges);
-    } else if (replica.status != 0) {
-        result = outcome::failed;
-        if (threw && !(warned_ & (1u << TC_IFUNC_REJECT_LAST))) {
-            warned_ |= 1u << TC_IFUNC_REJECT_LAST;
-            ucs_warn("group: jam seq %ld threw; counted as failed (status -1)",
-                     static_cast<long>(d.seq));
+        stats.add(&group_stats::jam_rejects, 1);
+    } else {
+        stats.add(&group_stats::jams_run, 1);
+        if (replica.status != 0) {
+            result = outcome::failed;
+            stats.add(&group_stats::jam_errors, 1);
         }
     }
-    if (on_jam_ && result != outcome::diverged) {
+    /* a member that leaves tells the application nothing more */
+    if (result != outcome::diverged && on_jam_) {
         const jam_event e{d.sender, d.index, d.seq, d.view, r.pkg_id, r.element_id,
                           {static_cast<const std::byte*>(r.payload), r.payload_size},
                           replica.status, r.reason};
         call_contained("group: jam callback", "delivery goes on", [&] { on_jam_(e); },
-                       [] { return 1; });
+                       [&] { return stats.count(&group_stats::callback_errors); });
     }
     return result;
 }

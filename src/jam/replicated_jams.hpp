@@ -32,6 +32,7 @@
 #pragma once
 
 #include "api/group.hpp"
+#include "group/stats.hpp"
 
 #include <twochains/ifunc_exec.h>
 
@@ -72,7 +73,9 @@ public:
         int     sender;
         int64_t index, seq, view;
     };
-    outcome run(const delivered &d, std::span<const std::byte> frame);
+    /* runs it and counts it in @a stats (jams_run, jam_errors, jam_rejects,
+     * and callback_errors for an on_jam that threw) */
+    outcome run(const delivered &d, std::span<const std::byte> frame, group_counters &stats);
 
     /* State transfer: the region and the codes, then the application's own
      * state; the joiner takes ours and returns the application's part. */
@@ -90,6 +93,7 @@ private:
     std::span<std::byte>                         state_;
     std::function<void(const jam_event &)>       on_jam_;
     uint32_t                                     warned_ = 0;  /* reasons logged */
+    uint64_t                                     exceptions_ = 0;  /* jams that threw */
 };
 
 } // namespace tc

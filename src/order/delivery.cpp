@@ -85,21 +85,8 @@ void delivery::run_jam(int sender, int64_t index, int64_t seq, std::span<const s
     ctx_.stats.add(&group_stats::delivered, 1);
     const replicated_jams::delivered d{ctx_.map.current().senders[sender], index, seq,
                                        ctx_.epoch()};
-    switch (ctx_.jams.run(d, frame)) {
-    case replicated_jams::outcome::ran:
-        ctx_.stats.add(&group_stats::jams_run, 1);
-        break;
-    case replicated_jams::outcome::failed:
-        ctx_.stats.add(&group_stats::jams_run, 1);
-        ctx_.stats.add(&group_stats::jam_errors, 1);
-        break;
-    case replicated_jams::outcome::rejected:
-        ctx_.stats.add(&group_stats::jam_rejects, 1);
-        break;
-    case replicated_jams::outcome::diverged:
-        ctx_.stats.add(&group_stats::jam_rejects, 1);
+    if (ctx_.jams.run(d, frame, ctx_.stats) == replicated_jams::outcome::diverged) {
         ctx_.state.enter(member_state::left);
-        break;
     }
 }
 
@@ -164,10 +151,10 @@ unsigned delivery::deliver_range(int64_t first, int64_t last, Keep &&keep)
         cursor &c     = cursors_[s];
         const auto &t = c.taken[c.slot];
         if (!(t.flags & smc::SLOT_FLAG_NULL) && keep(s, idx)) {
-            if ((t.flags & (smc::SLOT_FLAG_RDMC | smc::SLOT_FLAG_JAM)) &&
-                (large_.enabled() || !(t.flags & smc::SLOT_FLAG_RDMC))) {
+            const bool large = (t.flags & smc::SLOT_FLAG_RDMC) && large_.enabled();
+            if (large || (t.flags & smc::SLOT_FLAG_JAM)) {
                 out.flush();
-                if (t.flags & smc::SLOT_FLAG_RDMC) {
+                if (large) {
                     deliver_one(s, idx, seq);
                 } else {
                     prefetch_ahead(s, stride);

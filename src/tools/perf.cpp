@@ -315,13 +315,15 @@ int run_member(tc_bootstrap_h boot, const options &o)
         if (!jam.load(o.jam, !o.pkgs.empty() ? o.pkgs : (path != nullptr ? path : ""))) {
             return 2;
         }
-        /* a slot holds every frame of the mode; Cached frames carry the
-         * code only until it is known: those go over RDMC, and the slots
-         * stay the size of the hash-only frames */
-        const bool code_always = jam.mode == TC_IFUNC_MODE_INJECTED;
-        p.max_payload = std::max(o.size, jam.frame_capacity(o.size, code_always));
-        if (jam.mode == TC_IFUNC_MODE_CACHED) {
-            p.rdmc_max_message = jam.frame_capacity(o.size, true);
+        /* slots hold the frames once the code is known; Cached frames that
+         * still carry it go over RDMC */
+        tc_ifunc_exec_plan_t plan;
+        if (!jam.plan(o.size, plan)) {
+            return 2;
+        }
+        p.max_payload = std::max(o.size, plan.known_capacity);
+        if (plan.capacity > plan.known_capacity) {
+            p.rdmc_max_message = plan.capacity;
         }
         p.jam_packages = {jam.pkg};
         p.jam_mode     = jam.mode;
@@ -427,7 +429,7 @@ int run_member(tc_bootstrap_h boot, const options &o)
         }
     } else if (g->is_sender()) {
         for (uint64_t k = 0; k < total_per_sender; ++k) {
-            const double t_send = now_s();
+            const double t_send = latency ? now_s() : 0;   /* no clock read in smc_bw */
             for (unsigned i = 0; i < o.active; ++i) {
                 std::memcpy(jam_payload.data(), &k, sizeof(k));
                 const ucs_status_t status =

@@ -4,7 +4,7 @@
  * twochains-perf --jam: the replicated jam it sends instead of a plain
  * message, tcbench's server_side_sum (it adds the payload's integers to a
  * ried global), with --size bytes of payload, in Local, Injected or Cached
- * mode; and the slot size its largest frame needs.
+ * mode; and the plan of its first frame (how large slots must be).
  */
 #pragma once
 
@@ -50,24 +50,20 @@ public:
         return true;
     }
 
-    /* bytes a frame of @a payload bytes takes: with the code (Injected, and
-     * Cached until the code is known), or without (Local, Cached after) */
-    size_t frame_capacity(size_t payload, bool with_code) const
+    /* the plan of a first frame with @a payload bytes (a new executor knows
+     * no code): its capacity, and known_capacity, what the frames after it
+     * take once the code is known */
+    bool plan(size_t payload, tc_ifunc_exec_plan_t &out) const
     {
-        if (!with_code) {
-            /* the compact header, 40 bytes Local, 48 Cached; 8-byte padded */
-            return ((mode == TC_IFUNC_MODE_LOCAL ? 40 : 48) + payload + 7) & ~size_t(7);
-        }
         tc_ifunc_exec_h exec;
         if (tc_ifunc_exec_create(TC_IFUNC_SECURITY_VERIFY, &exec) != UCS_OK) {
-            return 0;
+            return false;
         }
         std::string args(payload, '\0');
-        tc_ifunc_exec_jam_t jam{pkg, element, TC_IFUNC_MODE_INJECTED, args.data(), payload};
-        tc_ifunc_exec_plan_t plan{};
-        const bool ok = tc_ifunc_exec_plan_frame(exec, &jam, &plan) == UCS_OK;
+        tc_ifunc_exec_jam_t jam{pkg, element, mode, args.data(), payload};
+        const bool ok = tc_ifunc_exec_plan_frame(exec, &jam, &out) == UCS_OK;
         tc_ifunc_exec_destroy(exec);
-        return ok ? plan.capacity : 0;
+        return ok;
     }
 
     tc_ifunc_pkg_h  pkg     = nullptr;

@@ -254,14 +254,33 @@ unsigned tc_ifunc_exec_codes(tc_ifunc_exec_h exec)
     return kh_size(&exec->ring.cached);
 }
 
+/* Bytes a frame of @a type with @a payload_cap bytes of payload reserves:
+ * compact without code when it fits (*@a compact_p), else a full frame */
+static size_t tc_exec_frame_capacity(tc_ifunc_pkg_h pkg, const tc_ifunc_element_t *elem,
+                                     uint8_t type, uint32_t payload_cap, uint8_t *compact_p)
+{
+    const uint32_t hdr_size = (type == TC_FRAME_LOCAL) ? TC_FRAME_COMPACT_LOCAL_HDR :
+                                                         TC_FRAME_COMPACT_CACHED_HDR;
+    const int compact       = (type != TC_FRAME_INJECTED) &&
+                              ((uint64_t)hdr_size + payload_cap <= TC_FRAME_COMPACT_MAX);
+    tc_frame_desc_t desc;
+
+    if (compact_p != NULL) {
+        *compact_p = (uint8_t)compact;
+    }
+    if (compact) {
+        return tc_frame_compact_size(hdr_size, payload_cap);
+    }
+    tc_frame_prepare(NULL, pkg, elem, type == TC_FRAME_INJECTED, &desc);
+    return tc_frame_size(&desc, payload_cap);
+}
+
 ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_jam_t *jam,
                                       tc_ifunc_exec_plan_t *plan)
 {
     const tc_ifunc_element_t *elem = (jam->pkg != NULL) ?
                                      tc_ifunc_pkg_elem(jam->pkg, jam->element_id) : NULL;
-    tc_frame_desc_t desc;
     size_t payload_cap;
-    uint32_t hdr_size;
 
     if (elem == NULL) {
         ucs_error("ifunc: no element %u in package %s", jam->element_id,
@@ -299,15 +318,12 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
     plan->type             = plan->with_code ? TC_FRAME_INJECTED :
                              (jam->mode == TC_IFUNC_MODE_LOCAL) ? TC_FRAME_LOCAL :
                                                                   TC_FRAME_CACHED;
-    hdr_size = (plan->type == TC_FRAME_LOCAL) ? TC_FRAME_COMPACT_LOCAL_HDR :
-                                                TC_FRAME_COMPACT_CACHED_HDR;
-    if (!plan->with_code && (hdr_size + payload_cap <= TC_FRAME_COMPACT_MAX)) {
-        plan->compact  = 1;
-        plan->capacity = tc_frame_compact_size(hdr_size, (uint32_t)payload_cap);
-        return UCS_OK;
-    }
-    tc_frame_prepare(NULL, jam->pkg, elem, plan->with_code, &desc);
-    plan->capacity = tc_frame_size(&desc, (uint32_t)payload_cap);
+    plan->capacity         = tc_exec_frame_capacity(jam->pkg, elem, plan->type,
+                                                    plan->payload_capacity, &plan->compact);
+    plan->known_capacity   = (jam->mode == TC_IFUNC_MODE_CACHED) ?
+                             tc_exec_frame_capacity(jam->pkg, elem, TC_FRAME_CACHED,
+                                                    plan->payload_capacity, NULL) :
+                             plan->capacity;
     return UCS_OK;
 }
 

@@ -100,12 +100,18 @@ TEST_F(ifunc_exec, every_jam_every_mode_runs_with_its_exact_effect)
         const auto mode    = static_cast<tc_ifunc_mode_t>(m);
         const int64_t sum0 = state<int64_t>("tcbench_accumulator");
         int64_t v[3]       = {m + 1, 20, -5};
+        size_t known       = 0;   /* what the first plan said later frames take */
         for (int i = 0; i < 3; ++i) {
             tc_ifunc_exec_plan_t plan;
             auto f = frame(e.get(), ids[0], mode, v, sizeof(v), &plan);
             /* Cached: the code until a frame with it ran here, then the hash */
             EXPECT_EQ(mode == TC_IFUNC_MODE_INJECTED || (mode == TC_IFUNC_MODE_CACHED && i == 0),
                       plan.with_code != 0) << m << " " << i;
+            known = (i == 0) ? plan.known_capacity : known;
+            EXPECT_EQ(known, plan.known_capacity) << m << " " << i;
+            if (i > 0) {
+                EXPECT_EQ(known, plan.capacity) << m << " " << i;
+            }
             tc_ifunc_exec_result_t r;
             ASSERT_EQ(TC_IFUNC_REJECT_NONE, run(e.get(), f, &r)) << r.detail;
             EXPECT_EQ(tc_ifunc_pkg_id(pkg), r.pkg_id);

@@ -63,6 +63,9 @@ typedef struct tc_ifunc_exec_jam {
 /** What one frame of a jam will be, decided before its bytes are written */
 typedef struct tc_ifunc_exec_plan {
     size_t   capacity;          /**< bytes to reserve for the frame */
+    size_t   known_capacity;    /**< what a frame of the jam reserves once its code is
+                                     known here (Cached: the hash-only frame; else
+                                     @a capacity): what slots need after the first */
     uint32_t payload_capacity;
     uint8_t  type;              /**< frame type (Local 1, Injected 2, Cached 3) */
     uint8_t  compact;           /**< a compact frame (no code) */
