@@ -42,9 +42,6 @@ jsonl=$out/jams.jsonl
 echo "# $(nproc) cores, UCX_TC_WAIT_POLICY=${UCX_TC_WAIT_POLICY:-adaptive (default)}, $rounds rounds" >&2
 
 r=0
-emit() {   # emit POINT: tag the JSON lines on stdin, keep them
-    sed -n "s/^{/{\"point\":\"$1\",\"round\":$r,/p" | tee -a "$jsonl" >/dev/null
-}
 procs() {  # procs ARGS: rank 0's JSON line, 3 processes
     "$bin/twochains-run" -n 3 --timeout 180 -- "$bin/twochains-perf" --json --pkgs "$pkgs" "$@" |
         sed -n 's/^\[0\] //p'

@@ -4,30 +4,15 @@ the same round, and their medians.
 
     jams_summary.py JSONL OUTDIR   (writes OUTDIR/ratios.dat)
 """
-import json
-import statistics
 import sys
 
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
-rounds = sorted({r['round'] for r in rows})
-by = {(r['round'], r['point']): r for r in rows}
+from bench_rounds import Rounds, med
+
+data = Rounds(sys.argv[1])
+rows, rounds, by = data.rows, data.rounds, data.by
+per_round = data.per_round
 JAMS = ['local', 'injected', 'cached']
 MODES = ['urgent', 'batched']
-
-
-def per_round(f):
-    out = []
-    for rd in rounds:
-        try:
-            out.append((rd, f(lambda p: by[(rd, p)])))
-        except (KeyError, ZeroDivisionError, TypeError):
-            pass
-    return out
-
-
-def med(vals):
-    return statistics.median(v for _, v in vals) if vals else float('nan')
-
 
 lines = [f"# {len(rounds)} rounds; medians of per-round values (ratios: same round)"]
 cols = []

@@ -34,3 +34,9 @@ perftest_json() {
 json_field() {
     sed -n "s/.*\"$2\":\\([0-9.eE+-]*\\).*/\\1/p" <<<"$1"
 }
+
+# emit POINT: the JSON objects on stdin, tagged with "point" POINT and
+# "round" $r, appended to $jsonl (the drivers of interleaved rounds set both)
+emit() {
+    sed -n "s/^{/{\"point\":\"$1\",\"round\":$r,/p" | tee -a "$jsonl" >/dev/null
+}

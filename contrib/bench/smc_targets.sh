@@ -38,9 +38,6 @@ jsonl=$out/smc_targets.jsonl
 echo "# $(nproc) cores, UCX_TC_WAIT_POLICY=${UCX_TC_WAIT_POLICY:-adaptive (default)}, $rounds rounds" >&2
 
 r=0
-emit() {   # emit POINT: tag the JSON lines on stdin, keep them
-    sed -n "s/^{/{\"point\":\"$1\",\"round\":$r,/p" | tee -a "$jsonl" >/dev/null
-}
 inproc() { "$bin/twochains-perf" --inproc --json --window 256 "$@"; }
 procs() {  # procs N ARGS: rank 0's JSON line
     local n=$1

@@ -5,31 +5,16 @@ missed (by how much).
 
     smc_targets_summary.py JSONL OUTDIR   (writes OUTDIR/ratios.dat)
 """
-import json
-import statistics
 import sys
+
+from bench_rounds import Rounds, med
 
 FLUSH_US = 50.0   # UCX_TC_SMC_FLUSH_US default: the T of target 4
 PUT_MIB = 1048576  # ucx_perftest's MB/s is MiB/s
 
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
-rounds = sorted({r['round'] for r in rows})
-by = {(r['round'], r['point']): r for r in rows}
-
-
-def per_round(f):
-    """f(round) for every round where all its points exist."""
-    out = []
-    for rd in rounds:
-        try:
-            out.append((rd, f(lambda p: by[(rd, p)])))
-        except (KeyError, ZeroDivisionError, TypeError):
-            pass
-    return out
-
-
-def med(vals):
-    return statistics.median(v for _, v in vals) if vals else float('nan')
+data = Rounds(sys.argv[1])
+rows, rounds, by = data.rows, data.rounds, data.by
+per_round = data.per_round
 
 
 def rate(p):
