@@ -27,18 +27,14 @@ probe=$TC_BUILDDIR/test/helpers/group_probe
 fault_probe=$TC_BUILDDIR/test/helpers/group_fault_probe
 source "$TC_SRCDIR/contrib/bench/perftest_lib.sh"   # free_port
 work=$(mktemp -d /tmp/tc-gstress.XXXXXX)
-hog=
-cleanup() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+source "$TC_SRCDIR/test/stress/hog_lib.sh"
+cleanup() { hog_stop; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-command -v stress-ng >/dev/null || { echo "FAIL: stress-ng is missing (contrib/setup-deps.sh installs it)"; exit 1; }
 [ -x "$probe" ] || { echo "FAIL: $probe is not built"; exit 1; }
 unset UCX_TC_WAIT_POLICY UCX_TC_SMC_MODE   # the defaults, as users run them
 
-stress-ng --cpu 2 --cpu-load 60 --timeout 3600 >/dev/null 2>&1 &
-hog=$!
-sleep 0.5
-kill -0 "$hog" 2>/dev/null || { echo "FAIL: stress-ng did not start"; exit 1; }
+hog_start
 
 runs=0 failed=0
 # case NAME MEMBERS EXPECTED-COUNT ENV -- PROBE-ARGS
@@ -175,7 +171,7 @@ for round in $(seq "$rounds"); do
     done
 done
 
-kill -0 "$hog" 2>/dev/null || { echo "FAIL: stress-ng stopped during the runs"; exit 1; }
+hog_alive
 if [ "$failed" -ne 0 ]; then
     echo "FAIL: $failed of $runs group runs beside stress-ng"
     exit 1

@@ -22,11 +22,10 @@ rounds=${TC_STRESS_ROUNDS:-4}
 run=$TC_BUILDDIR/src/tools/twochains-run
 pkgs=$TC_BUILDDIR/test/twochains-pkgs
 work=$(mktemp -d /tmp/tc-stress.XXXXXX)
-hog=
-cleanup() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+source "$TC_SRCDIR/test/stress/hog_lib.sh"
+cleanup() { hog_stop; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-command -v stress-ng >/dev/null || { echo "FAIL: stress-ng is missing (contrib/setup-deps.sh installs it)"; exit 1; }
 unset UCX_TC_WAIT_POLICY       # the defaults, as users run them
 
 mk() { sed -n "s/^$1 = //p" "$TC_BUILDDIR/test/Makefile"; }
@@ -37,10 +36,7 @@ read -r -a san <<<"${TC_SAN_FLAGS:-}"
     -L"$TC_BUILDDIR/ucx_ext/.libs" -Wl,-rpath,"$TC_BUILDDIR/ucx_ext/.libs" -ltwochains \
     "${ucx[@]}" -pthread
 
-stress-ng --cpu 2 --cpu-load 60 --timeout 3600 >/dev/null 2>&1 &
-hog=$!
-sleep 0.5
-kill -0 "$hog" 2>/dev/null || { echo "FAIL: stress-ng did not start"; exit 1; }
+hog_start
 
 runs=0 failed=0
 check() {   # check NAME LOG EXPECTED-PATTERN COUNT

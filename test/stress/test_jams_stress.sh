@@ -19,18 +19,14 @@ run=$TC_BUILDDIR/src/tools/twochains-run
 kv=$TC_BUILDDIR/test/helpers/replicated_kv
 pkgs=$TC_BUILDDIR/test/twochains-pkgs
 work=$(mktemp -d /tmp/tc-jstress.XXXXXX)
-hog=
-cleanup() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+source "$TC_SRCDIR/test/stress/hog_lib.sh"
+cleanup() { hog_stop; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-command -v stress-ng >/dev/null || { echo "FAIL: stress-ng is missing (contrib/setup-deps.sh installs it)"; exit 1; }
 [ -x "$kv" ] || { echo "FAIL: $kv is not built"; exit 1; }
 unset UCX_TC_WAIT_POLICY UCX_TC_SMC_MODE UCX_TC_IFUNC_SECURITY   # the defaults
 
-stress-ng --cpu 2 --cpu-load 60 --timeout 3600 >/dev/null 2>&1 &
-hog=$!
-sleep 0.5
-kill -0 "$hog" 2>/dev/null || { echo "FAIL: stress-ng did not start"; exit 1; }
+hog_start
 
 runs=0 failed=0
 # modes_run NAME MODE COUNT: 3 members, COUNT commands each
@@ -68,7 +64,7 @@ for round in $(seq "$rounds"); do
     done
 done
 
-kill -0 "$hog" 2>/dev/null || { echo "FAIL: stress-ng stopped during the runs"; exit 1; }
+hog_alive
 if [ "$failed" -ne 0 ]; then
     echo "FAIL: $failed of $runs replicated-jam runs beside stress-ng"
     exit 1
