@@ -522,39 +522,23 @@ INSTANTIATE_TEST_SUITE_P(
 template<class Body>
 std::vector<member_result> run_members(int n, const tc::group_params &base, Body body)
 {
-    tc_bootstrap_inproc_domain_h domain;
-    EXPECT_EQ(UCS_OK, tc_bootstrap_inproc_domain_create(n, 60.0, &domain));
     std::vector<member_result> res(n);
-    std::vector<std::thread> threads;
+    const auto status = tc_test::run_inproc_members(n, [&](int r, tc::ucp_node &node) {
+        tc::group_params p = base;
+        p.on_deliver       = [&res, r](const tc::message &m) { res[r].chain.add(m); };
+        std::unique_ptr<tc::group> g;
+        ucs_status_t s = tc::group::create(node, p, g);
+        if (s != UCS_OK) {
+            return s;
+        }
+        s                   = body(r, node, *g, res[r]);
+        ucs_status_t closed = g->close();
+        res[r].stats        = g->stats();
+        return (s == UCS_OK) ? closed : s;
+    });
     for (int r = 0; r < n; ++r) {
-        threads.emplace_back([&, r] {
-            tc_bootstrap_h b;
-            if ((res[r].status = tc_bootstrap_inproc_create(domain, r, &b)) != UCS_OK) {
-                return;
-            }
-            tc::bootstrap_ptr boot(b);
-            tc::ucp_node node(boot.get());
-            if ((res[r].status = node.status()) != UCS_OK) {
-                return;
-            }
-            tc::group_params p = base;
-            p.on_deliver       = [&res, r](const tc::message &m) { res[r].chain.add(m); };
-            std::unique_ptr<tc::group> g;
-            if ((res[r].status = tc::group::create(node, p, g)) != UCS_OK) {
-                return;
-            }
-            res[r].status = body(r, node, *g, res[r]);
-            ucs_status_t closed = g->close();
-            if (res[r].status == UCS_OK) {
-                res[r].status = closed;
-            }
-            res[r].stats = g->stats();
-        });
+        res[r].status = status[r];
     }
-    for (auto &t : threads) {
-        t.join();
-    }
-    tc_bootstrap_inproc_domain_destroy(domain);
     return res;
 }
 

@@ -51,44 +51,35 @@ protected:
     template <class Body>
     std::vector<member_result> run(int n, tc::group_params params, Body body)
     {
-        tc_bootstrap_inproc_domain_h domain;
-        EXPECT_EQ(UCS_OK, tc_bootstrap_inproc_domain_create(n, 60.0, &domain));
         std::vector<member_result> res(n);
-        std::vector<std::thread> threads;
+        const auto status = tc_test::run_inproc_members(n, [&](int r, tc::ucp_node &node) {
+            auto &out          = res[r];
+            tc::group_params p = params;
+            for (int m = 0; m < n; ++m) {
+                p.members.push_back(m);
+            }
+            p.jam_state  = {reinterpret_cast<std::byte*>(&out.state), sizeof(out.state)};
+            p.on_jam     = [&out](const tc::jam_event &e) {
+                out.events.push_back((static_cast<uint64_t>(e.seq) << 16) ^
+                                     (e.element << 8) ^ static_cast<uint64_t>(e.status));
+            };
+            p.on_deliver = [&out](const tc::message &) { ++out.messages; };
+            std::unique_ptr<tc::group> g;
+            ucs_status_t s = tc::group::create(node, p, g);
+            if (s != UCS_OK) {
+                return s;
+            }
+            s = body(r, *g);
+            if (s == UCS_OK) {
+                s = g->flush(true);
+            }
+            const ucs_status_t closed = g->close();
+            out.stats                 = g->stats();
+            return (s != UCS_OK) ? s : closed;
+        });
         for (int r = 0; r < n; ++r) {
-            threads.emplace_back([&, r] {
-                tc_test::inproc_member member(domain, r);
-                auto &out = res[r];
-                if ((out.status = member.status()) != UCS_OK) {
-                    return;
-                }
-                tc::group_params p = params;
-                for (int m = 0; m < n; ++m) {
-                    p.members.push_back(m);
-                }
-                p.jam_state  = {reinterpret_cast<std::byte*>(&out.state), sizeof(out.state)};
-                p.on_jam     = [&out](const tc::jam_event &e) {
-                    out.events.push_back((static_cast<uint64_t>(e.seq) << 16) ^
-                                         (e.element << 8) ^ static_cast<uint64_t>(e.status));
-                };
-                p.on_deliver = [&out](const tc::message &) { ++out.messages; };
-                std::unique_ptr<tc::group> g;
-                if ((out.status = tc::group::create(member.node(), p, g)) != UCS_OK) {
-                    return;
-                }
-                out.status = body(r, *g);
-                if (out.status == UCS_OK) {
-                    out.status = g->flush(true);
-                }
-                const ucs_status_t closed = g->close();
-                out.status = (out.status != UCS_OK) ? out.status : closed;
-                out.stats  = g->stats();
-            });
+            res[r].status = status[r];
         }
-        for (auto &t : threads) {
-            t.join();
-        }
-        tc_bootstrap_inproc_domain_destroy(domain);
         return res;
     }
 
