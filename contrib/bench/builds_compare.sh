@@ -15,7 +15,9 @@
 # ring's hop latency at N = 3, 256 B; the ifunc demo's Local latency (2
 # processes, built against each tree); and each tree's patched ucx_perftest
 # (make -C BUILD perftest), pinned pair, 4-byte payload: ifunc_lat_local,
-# ifunc_lat_injected, ifunc_lat_cached (p50), ifunc_bw_local (msg/s). One JSON
+# ifunc_lat_injected, ifunc_lat_cached (p50), ifunc_bw_local (msg/s);
+# jam_bw_{urgent,batched}_{local,injected,cached}: replicated jams
+# (twochains-perf --jam, 3 processes, 100 B; both trees need --jam). One JSON
 # object per point ("build":"before"|"after","round":r), then the median over
 # rounds of the per-round ratio after / before (> 1: after is slower for a
 # latency, faster for a rate).
@@ -86,6 +88,12 @@ point() {   # name build round
             UCX_TLS=$tls "$bin/twochains-run" -n 3 --timeout 300 -- \
                 "$bin/twochains-perf" -t smc_bw -s 100 -n 300000 --window 256 --mode batched \
                 --json | sed -n 's/^\[0\] //p' | sed 's/"shape":"smc_bw"/"shape":"smc_bw_batched"/' ;;
+        jam_bw_*)   # replicated jams (twochains-perf --jam), 3 processes, 100 B
+            local m=${name#jam_bw_}
+            UCX_TLS=$tls "$bin/twochains-run" -n 3 --timeout 300 -- \
+                "$bin/twochains-perf" -t smc_bw -s 100 -n 300000 --mode "${m%_*}" \
+                --jam "${m#*_}" --pkgs "$b/test/twochains-pkgs" --json |
+                sed -n 's/^\[0\] //p' | sed "s/\"shape\":\"smc_bw\"/\"shape\":\"$name\"/" ;;
         smc_inproc_*)
             local mode=${name#smc_inproc_} members=${name##*_n}
             mode=${mode%_n*}
@@ -121,7 +129,8 @@ field = {"smc_bw": "msg_rate", "smc_lat": "lat_avg_us", "put_ring": "hop_lat_p50
          "smc_inproc_batched_n5": "msg_rate",
          "ifunc_demo_local": "lat_p50_us", "ifunc_lat_local": "lat_p50_us",
          "ifunc_lat_injected": "lat_p50_us", "ifunc_lat_cached": "lat_p50_us",
-         "ifunc_bw_local": "msg_rate"}
+         "ifunc_bw_local": "msg_rate", "jam_bw_batched_local": "msg_rate",
+         "jam_bw_urgent_local": "msg_rate"}
 print("# median over rounds of after / before")
 for shape, f in field.items():
     by = {(p["build"], p["round"]): p[f] for p in rows if p["shape"] == shape}

@@ -64,21 +64,6 @@ void delivery::hand_out(const message *msgs, unsigned count)
     }
 }
 
-/* A jam reads its frame, which another core wrote: while it runs, the next
- * senders' next slots are on their way (one jam after another, their
- * misses would not overlap as a span callback's do). */
-void delivery::prefetch_ahead(int sender, size_t stride) const
-{
-    const int S = static_cast<int>(cursors_.size());
-    for (int ahead = 1; ahead <= kJamPrefetch && ahead < S + 1; ++ahead) {
-        const cursor &n      = cursors_[(sender + ahead) % S];
-        const std::byte *at  = n.base + n.slot * stride;
-        for (size_t line = 0; line < std::min<size_t>(stride, 3 * 64); line += 64) {
-            __builtin_prefetch(at + line);
-        }
-    }
-}
-
 /* A jam runs where a message would be handed out: in sequence order. */
 void delivery::run_jam(int sender, int64_t index, int64_t seq, std::span<const std::byte> frame)
 {
@@ -157,7 +142,6 @@ unsigned delivery::deliver_range(int64_t first, int64_t last, Keep &&keep)
                 if (large) {
                     deliver_one(s, idx, seq);
                 } else {
-                    prefetch_ahead(s, stride);
                     run_jam(s, idx, seq,
                             {c.base + c.slot * stride + sizeof(smc::slot_header), t.size});
                 }

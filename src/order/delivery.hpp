@@ -70,8 +70,6 @@ private:
     /* sequences first..last in order, those for which keep(sender, index) */
     template<class Keep> unsigned deliver_range(int64_t first, int64_t last, Keep &&keep);
     void hand_out(const message *msgs, unsigned count);
-    void prefetch_ahead(int sender, size_t stride) const;
-    static constexpr int kJamPrefetch = 2;   /* slots ahead */
     /* a jam frame: run it here, or leave the group if this member cannot */
     void run_jam(int sender, int64_t index, int64_t seq, std::span<const std::byte> frame);
 
