@@ -56,7 +56,6 @@ public:
     replicated_jams &operator=(const replicated_jams &) = delete;
 
     tc_ifunc_security_t security() const { return tc_ifunc_exec_security(exec_.get()); }
-    size_t state_size() const { return state_.size(); }
 
     /* sending: what the frame will be, then its bytes in the slot */
     ucs_status_t plan(const tc_ifunc_exec_jam_t &jam, tc_ifunc_exec_plan_t &plan) const;
