@@ -19,6 +19,12 @@
 
 namespace tc {
 
+namespace {
+/* a descriptor: remote address, write-lane key, then the packed rkey */
+constexpr size_t kDescriptorPrefix = 2 * sizeof(uint64_t);
+} // namespace
+
+
 ucs_status_t request_wait(tc_progress_engine_h engine, ucs_status_ptr_t request,
                           double timeout_s)
 {
@@ -73,10 +79,18 @@ registered_memory::registered_memory(ucp_context_h context, size_t length)
         return;
     }
     uint64_t addr = reinterpret_cast<uintptr_t>(address_);
-    descriptor_.resize(sizeof(addr) + rkey_size);
+    descriptor_.resize(kDescriptorPrefix + rkey_size);
     std::memcpy(descriptor_.data(), &addr, sizeof(addr));
-    std::memcpy(descriptor_.data() + sizeof(addr), rkey_buf, rkey_size);
+    std::memcpy(descriptor_.data() + kDescriptorPrefix, rkey_buf, rkey_size);
     ucp_rkey_buffer_release(rkey_buf);
+}
+
+void registered_memory::set_write_key(uint64_t key)
+{
+    write_key_ = key;
+    if (descriptor_.size() >= kDescriptorPrefix) {
+        std::memcpy(descriptor_.data() + sizeof(uint64_t), &key, sizeof(key));
+    }
 }
 
 registered_memory::~registered_memory()
@@ -89,13 +103,14 @@ registered_memory::~registered_memory()
 ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descriptor,
                                   remote_memory &out)
 {
-    if (descriptor.size() <= sizeof(uint64_t)) {
+    if (descriptor.size() <= kDescriptorPrefix) {
         ucs_error("remote memory descriptor of %zu bytes is too short", descriptor.size());
         return UCS_ERR_INVALID_PARAM;
     }
     std::memcpy(&out.address, descriptor.data(), sizeof(out.address));
+    std::memcpy(&out.write_key, descriptor.data() + sizeof(out.address), sizeof(out.write_key));
     ucp_rkey_h rkey;
-    ucs_status_t status = ucp_ep_rkey_unpack(ep, descriptor.data() + sizeof(uint64_t), &rkey);
+    ucs_status_t status = ucp_ep_rkey_unpack(ep, descriptor.data() + kDescriptorPrefix, &rkey);
     if (status != UCS_OK) {
         ucs_error("ucp_ep_rkey_unpack failed: %s", ucs_status_string(status));
         return status;
@@ -419,23 +434,29 @@ std::string ucp_node::write_lane_name(int rank) const
 }
 
 ucs_status_ptr_t ucp_node::write(int rank, const void *src, size_t len, uint64_t raddr,
-                                 ucp_rkey_h rkey, const ucp_request_param_t &param,
+                                 const remote_memory &dst, const ucp_request_param_t &param,
                                  tc_write_header_t &header)
 {
     const tc_write_lane_mode_t kind = writes_over_am(rank) ? TC_WRITE_LANE_AM :
                                                              TC_WRITE_LANE_RMA;
     return tc_write_lane_write(write_lane_.get(), kind, eps_[rank], static_cast<uint32_t>(rank_),
-                               src, len, raddr, rkey, &param, &header);
+                               src, len, raddr, dst.rkey.get(), dst.write_key, &param, &header);
 }
 
-void ucp_node::allow_writes(void *base, size_t len, uint64_t senders)
+ucs_status_t ucp_node::allow_writes(registered_memory &mem, uint64_t senders)
 {
-    (void)tc_write_lane_allow(write_lane_.get(), base, len, senders);
+    uint64_t key        = 0;
+    ucs_status_t status = tc_write_lane_allow(write_lane_.get(), mem.address(), mem.length(),
+                                              senders, &key);
+    if (status == UCS_OK) {
+        mem.set_write_key(key);
+    }
+    return status;
 }
 
-void ucp_node::forbid_writes(const void *base)
+void ucp_node::forbid_writes(const registered_memory &mem)
 {
-    tc_write_lane_forbid(write_lane_.get(), base);
+    tc_write_lane_forbid(write_lane_.get(), mem.address());
 }
 
 tc_write_lane_stats_t ucp_node::write_lane_stats() const

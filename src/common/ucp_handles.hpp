@@ -58,8 +58,11 @@ public:
     void *address() const { return address_; }
     size_t length() const { return length_; }
     ucp_mem_h memh() const { return memh_; }
-    /* packed rkey, prefixed by the 8-byte remote address */
+    /* packed rkey, prefixed by the 8-byte remote address and the 8-byte
+     * write-lane key (0 until ucp_node::allow_writes) */
     const std::vector<std::byte> &packed_descriptor() const { return descriptor_; }
+    uint64_t write_key() const { return write_key_; }
+    void set_write_key(uint64_t key);
 
 private:
     ucp_context_h          context_;
@@ -67,12 +70,14 @@ private:
     void                   *address_ = nullptr;
     size_t                 length_;
     std::vector<std::byte> descriptor_;
+    uint64_t               write_key_ = 0;
     ucs_status_t           status_;
 };
 
 /* A peer's registered memory as seen through an endpoint. */
 struct remote_memory {
-    uint64_t address = 0;
+    uint64_t address   = 0;
+    uint64_t write_key = 0;  /* its write-lane key at the peer */
     rkey_ptr rkey;
 };
 
@@ -146,17 +151,18 @@ public:
      * lives until the request completes.
      */
     ucs_status_ptr_t write(int rank, const void *src, size_t len, uint64_t raddr,
-                           ucp_rkey_h rkey, const ucp_request_param_t &param,
+                           const remote_memory &dst, const ucp_request_param_t &param,
                            tc_write_header_t &header);
     bool writes_over_am(int rank) const;
     /* "rma posix/memory.0", "am tcp/lo.0" */
     std::string write_lane_name(int rank) const;
 
-    /* Ranges the node ids in @a senders (bit i: id i) may write through the
+    /* Memory the node ids in @a senders (bit i: id i) may write through the
      * active-message lane (every mirrored region's local copy); anything
-     * else is rejected, counted and logged once. */
-    void allow_writes(void *base, size_t len, uint64_t senders);
-    void forbid_writes(const void *base);
+     * else is rejected, counted and logged once. Gives @a mem its write key
+     * (in its descriptor), so allow before exchanging it. */
+    ucs_status_t allow_writes(registered_memory &mem, uint64_t senders);
+    void forbid_writes(const registered_memory &mem);
     tc_write_lane_stats_t write_lane_stats() const;
 
 private:

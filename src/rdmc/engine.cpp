@@ -323,8 +323,8 @@ private:
     ucs_status_t put_word(int member, size_t off, int64_t value)
     {
         const auto &r = control_->remote(member);
-        return pusher_.put_copy(p_.members[member], &value, sizeof(value), r.address + off,
-                                r.rkey.get(), put_purpose::counter);
+        return pusher_.put_copy(p_.members[member], &value, sizeof(value), r.address + off, r,
+                                put_purpose::counter);
     }
 
     ucs_status_t put_word_to_all(size_t off, int64_t value)
@@ -522,8 +522,7 @@ private:
             }
             ucs_status_ptr_t req = node_.write(p_.members[peer], t.src + offset, len,
                                                remote.address + buffer * p_.max_message + offset,
-                                               remote.rkey.get(), param,
-                                               inflight_[peer].header);
+                                               remote, param, inflight_[peer].header);
             if (UCS_PTR_IS_ERR(req)) {
                 ucs_error("rdmc: put of block %ld (%zu bytes) to member %d failed: %s",
                           static_cast<long>(op.block), len, peer,

@@ -85,30 +85,30 @@ std::unique_ptr<std::byte[]> pusher::take_staging(size_t len, size_t &capacity)
 }
 
 ucs_status_t pusher::put_copy(int peer, const void *src, size_t len, uint64_t raddr,
-                              ucp_rkey_h rkey, put_purpose purpose)
+                              const remote_memory &dst, put_purpose purpose)
 {
     size_t capacity;
     auto staging = take_staging(len, capacity);
     std::memcpy(staging.get(), src, len);
     const void *copy = staging.get();
-    return issue(peer, copy, len, raddr, rkey, purpose, std::move(staging), capacity);
+    return issue(peer, copy, len, raddr, dst, purpose, std::move(staging), capacity);
 }
 
 ucs_status_t pusher::put_inplace(int peer, const void *src, size_t len, uint64_t raddr,
-                                 ucp_rkey_h rkey, put_purpose purpose)
+                                 const remote_memory &dst, put_purpose purpose)
 {
-    return issue(peer, src, len, raddr, rkey, purpose, nullptr, 0);
+    return issue(peer, src, len, raddr, dst, purpose, nullptr, 0);
 }
 
 ucs_status_t pusher::issue(int peer, const void *src, size_t len, uint64_t raddr,
-                           ucp_rkey_h rkey, put_purpose purpose,
+                           const remote_memory &dst, put_purpose purpose,
                            std::unique_ptr<std::byte[]> staging, size_t capacity)
 {
     ucp_request_param_t param{};
     /* only the active-message lane needs a header that outlives the call */
     tc_write_header_t unused{};
     auto header = node_.writes_over_am(peer) ? std::make_unique<tc_write_header_t>() : nullptr;
-    ucs_status_ptr_t req = node_.write(peer, src, len, raddr, rkey, param,
+    ucs_status_ptr_t req = node_.write(peer, src, len, raddr, dst, param,
                                        header ? *header : unused);
     ++counts_.by_purpose[static_cast<size_t>(purpose)];
     if (UCS_PTR_IS_ERR(req)) {

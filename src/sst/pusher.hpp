@@ -52,11 +52,11 @@ public:
 
     /* Put a snapshot of [src, src+len) to (peer, raddr). */
     ucs_status_t put_copy(int peer, const void *src, size_t len, uint64_t raddr,
-                          ucp_rkey_h rkey, put_purpose purpose);
+                          const remote_memory &dst, put_purpose purpose);
 
     /* Put [src, src+len), which the caller keeps unchanged until completion. */
     ucs_status_t put_inplace(int peer, const void *src, size_t len, uint64_t raddr,
-                             ucp_rkey_h rkey, put_purpose purpose);
+                             const remote_memory &dst, put_purpose purpose);
 
     /* Order every put issued so far before every put issued after. */
     ucs_status_t fence();
@@ -91,7 +91,8 @@ private:
         std::unique_ptr<tc_write_header_t> header;   /* the write lane's, until completion */
     };
 
-    ucs_status_t issue(int peer, const void *src, size_t len, uint64_t raddr, ucp_rkey_h rkey,
+    ucs_status_t issue(int peer, const void *src, size_t len, uint64_t raddr,
+                       const remote_memory &dst,
                        put_purpose purpose, std::unique_ptr<std::byte[]> staging,
                        size_t capacity);
     std::unique_ptr<std::byte[]> take_staging(size_t len, size_t &capacity);

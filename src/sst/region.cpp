@@ -26,14 +26,19 @@ ucs_status_t mirrored_region::create(ucp_node &node, std::span<const int> member
             /* still take part in the exchange, so that no peer hangs */
             region->local_.reset();
         } else {
-            descriptor    = region->local_->packed_descriptor();
             region->node_ = &node;
             /* only the region's members may write it over the AM lane */
             uint64_t senders = 0;
             for (int m : members) {
                 senders |= uint64_t{1} << m;
             }
-            node.allow_writes(region->local_->address(), region->local_->length(), senders);
+            if (node.allow_writes(*region->local_, senders) != UCS_OK) {
+                region->local_.reset();   /* logged; the peers hear it below */
+                region->node_ = nullptr;
+                descriptor.clear();
+            } else {
+                descriptor = region->local_->packed_descriptor();  /* with its key */
+            }
         }
     }
 
@@ -66,7 +71,7 @@ ucs_status_t mirrored_region::create(ucp_node &node, std::span<const int> member
 mirrored_region::~mirrored_region()
 {
     if (node_ != nullptr) {
-        node_->forbid_writes(local_->address());
+        node_->forbid_writes(*local_);
     }
 }
 
@@ -75,10 +80,8 @@ ucs_status_t mirrored_region::push(pusher &p, int member, size_t offset, size_t 
 {
     const auto &r   = remotes_[member];
     const void *src = base() + offset;
-    return snapshot ? p.put_copy(members_[member], src, len, r.address + offset, r.rkey.get(),
-                                 purpose) :
-                      p.put_inplace(members_[member], src, len, r.address + offset, r.rkey.get(),
-                                    purpose);
+    return snapshot ? p.put_copy(members_[member], src, len, r.address + offset, r, purpose) :
+                      p.put_inplace(members_[member], src, len, r.address + offset, r, purpose);
 }
 
 ucs_status_t mirrored_region::push_all(pusher &p, size_t offset, size_t len, put_purpose purpose,

@@ -105,7 +105,7 @@ public:
     {
     }
 
-    ~ring() { node_.forbid_writes(recv_.address()); }
+    ~ring() { node_.forbid_writes(recv_); }
 
     ucs_status_t setup()
     {
@@ -114,8 +114,8 @@ public:
         }
         /* only the previous rank writes here, over whichever lane */
         const int prev = (node_.rank() + node_.size() - 1) % node_.size();
-        node_.allow_writes(recv_.address(), recv_.length(), uint64_t{1} << prev);
-        return node_.exchange(recv_, remotes_);
+        ucs_status_t status = node_.allow_writes(recv_, uint64_t{1} << prev);
+        return (status != UCS_OK) ? status : node_.exchange(recv_, remotes_);
     }
 
     /* one trip around the ring; false on a data error */
@@ -182,7 +182,7 @@ private:
         signal_value_ = iteration;
 
         ucs_status_ptr_t req = node_.write(next_, send_.data(), opt_.size, remote.address,
-                                           remote.rkey.get(), param, data_header_);
+                                           remote, param, data_header_);
         if (!track(req, "data")) {
             return false;
         }
@@ -192,7 +192,7 @@ private:
             return false;
         }
         req = node_.write(next_, &signal_value_, sizeof(signal_value_),
-                          remote.address + signal_offset(opt_.size), remote.rkey.get(), param,
+                          remote.address + signal_offset(opt_.size), remote, param,
                           signal_header_);
         return track(req, "signal");
     }

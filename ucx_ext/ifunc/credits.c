@@ -47,7 +47,8 @@ void tc_ifunc_mailbox_credit(tc_ifunc_mailbox_h mbox, int sender, int force)
     param.op_attr_mask  = UCP_OP_ATTR_FIELD_MEMH;
     param.memh          = mbox->memh;
     req = tc_write_lane_write(mbox->lane, peer->lane, peer->ep, (uint32_t)mbox->rank, src,
-                              sizeof(*src), peer->credit_addr, peer->rkey, &param,
+                              sizeof(*src), peer->credit_addr, peer->rkey,
+                              peer->region_key, &param,
                               &ring->credit_header);
     if (UCS_PTR_IS_ERR(req)) {
         ucs_warn("ifunc rank %d: credit put to rank %d failed: %s", mbox->rank,

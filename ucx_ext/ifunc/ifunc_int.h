@@ -311,6 +311,7 @@ typedef struct tc_ifunc_peer {
     ucp_rkey_h rkey;
     uint64_t   ring_addr;      /* our ring at r */
     uint64_t   credit_addr;    /* r's credit word for frames r sends us */
+    uint64_t   region_key;     /* r's write-lane key of its region */
     uint32_t   slot_size;      /* r's */
     uint32_t   depth;          /* r's */
     int        trailer_mode;   /* r's sends use the trailer */
@@ -338,6 +339,7 @@ struct tc_ifunc_mailbox {
     tc_write_lane_h      lane;          /* the worker's; carries every write */
     uint8_t              *region;
     size_t               region_len;
+    uint64_t             region_key;    /* the lane's key of our region */
     volatile uint64_t    *credits;      /* [r * 8]: r's consumed count of ours */
     uint64_t             *credit_src;   /* [r * 8]: source of our credit puts */
     uint8_t              *rings;

@@ -40,6 +40,7 @@
 
 typedef struct tc_ifunc_blob {
     uint64_t region_addr;
+    uint64_t region_key;    /* the write lane's name for the region */
     uint64_t rings_offset;
     uint32_t slot_size;
     uint32_t depth;
@@ -198,7 +199,8 @@ static ucs_status_t tc_ifunc_mailbox_map(tc_ifunc_mailbox_h mbox,
     if (status == UCS_OK) {
         status = tc_write_lane_allow(mbox->lane, mbox->region, mbox->region_len,
                                      (mbox->size >= 64) ? TC_WRITE_LANE_ANY_SENDER :
-                                                          (1ull << mbox->size) - 1);
+                                                          (1ull << mbox->size) - 1,
+                                     &mbox->region_key);
     }
     if (status != UCS_OK) {
         tc_write_lane_destroy(mbox->lane);
@@ -257,6 +259,7 @@ static ucs_status_t tc_ifunc_mailbox_connect(tc_ifunc_mailbox_h mbox,
         goto out_free;
     }
     blob->region_addr  = (uintptr_t)mbox->region;
+    blob->region_key   = mbox->region_key;
     blob->rings_offset = rings_offset;
     blob->slot_size    = mbox->slot_size;
     blob->depth        = mbox->depth;
@@ -323,6 +326,7 @@ static ucs_status_t tc_ifunc_mailbox_connect(tc_ifunc_mailbox_h mbox,
         peer->ring_addr    = remote.region_addr + remote.rings_offset +
                              (uint64_t)mbox->rank * remote.depth * remote.slot_size;
         peer->credit_addr  = remote.region_addr + (uint64_t)mbox->rank * TC_IFUNC_LINE;
+        peer->region_key   = remote.region_key;
         peer->slot_size    = remote.slot_size;
         peer->depth        = remote.depth;
         peer->trailer_mode = (remote.signal == TC_IFUNC_SIGNAL_TRAILER);

@@ -297,7 +297,8 @@ tc_ifunc_put(tc_ifunc_msg_h msg, tc_ifunc_peer_t *peer, const uint8_t *frame,
     param.memh         = msg->memh;
     /* the header of the active-message lane lives with its request */
     req = tc_write_lane_write(msg->mbox->lane, peer->lane, peer->ep, (uint32_t)msg->mbox->rank,
-                              frame + offset, length, remote + offset, peer->rkey, &param,
+                              frame + offset, length, remote + offset, peer->rkey,
+                              peer->region_key, &param,
                               &msg->headers[msg->num_reqs]);
     ++msg->mbox->stats.puts;
     if (ucs_likely(req == NULL)) {

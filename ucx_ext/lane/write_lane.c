@@ -6,12 +6,15 @@
  * lane and by one eager active message where it would only emulate the put.
  *
  * Invariants:
- * - The AM handler stores only into a region allowed with
- *   tc_write_lane_allow(), wholly inside it, and only for a sender the
- *   region admits. Anything else is counted by reason, logged once per
- *   reason, and dropped; the next message is served.
+ * - The AM handler stores only into the region the write's key names, one
+ *   allowed with tc_write_lane_allow(), wholly inside it, and only for a
+ *   sender the region admits. Anything else is counted by reason, logged
+ *   once per reason, and dropped; the next message is served.
  * - A region is never written after tc_write_lane_forbid() returns: the
- *   handler stores under the registry lock that forbid takes.
+ *   handler stores under the registry lock that forbid takes. Keys are
+ *   never reused, so a write for a region that has ended is known as late
+ *   (counted, debug level: expected at teardown) and never lands in a
+ *   region allowed later at the same address.
  * - On one endpoint the AM lane delivers in send order (eager, one lane),
  *   and each store completes before the handler returns, so a counter sent
  *   after its data is stored after it, as ucp_worker_fence orders puts.
@@ -44,6 +47,7 @@ const char *tc_write_lane_mode_names[] = {
 };
 
 typedef struct tc_write_region {
+    uint64_t  key;
     uintptr_t base;
     size_t    length;
     uint64_t  senders;
@@ -74,7 +78,9 @@ struct tc_write_lane {
     tc_write_region_t    *regions;
     size_t               num_regions;
     size_t               max_regions;
+    uint64_t             last_key;    /* keys 1..last_key were given out */
     uint64_t             stored;
+    uint64_t             late;
     uint64_t             bytes_stored;
     uint64_t             rejected[TC_WRITE_REJECT_LAST];
 };
@@ -114,15 +120,21 @@ static ucs_status_t tc_write_lane_on_am(void *arg, const void *header, size_t he
         goto out;
     }
     for (i = 0; i < lane->num_regions; ++i) {
-        if ((hdr.address >= lane->regions[i].base) &&
-            (hdr.address - lane->regions[i].base < lane->regions[i].length)) {
+        if (lane->regions[i].key == hdr.region) {
             region = &lane->regions[i];
             break;
         }
     }
-    if (region == NULL) {
+    if ((region == NULL) && (hdr.region != 0) && (hdr.region <= lane->last_key)) {
+        if (lane->late++ == 0) {
+            ucs_debug("write lane: dropped a late write of %zu bytes for ended region %lu "
+                      "from sender %u (counted; logged once)", length,
+                      (unsigned long)hdr.region, hdr.sender);
+        }
+    } else if (region == NULL) {
         tc_write_lane_reject(lane, TC_WRITE_REJECT_UNKNOWN, &hdr, length);
-    } else if (length > region->length - (hdr.address - region->base)) {
+    } else if ((hdr.address < region->base) || (hdr.address - region->base >= region->length) ||
+               (length > region->length - (hdr.address - region->base))) {
         tc_write_lane_reject(lane, TC_WRITE_REJECT_RANGE, &hdr, length);
     } else if ((hdr.sender >= 64) || !(region->senders & (1ull << hdr.sender))) {
         tc_write_lane_reject(lane, TC_WRITE_REJECT_SENDER, &hdr, length);
@@ -258,7 +270,7 @@ void tc_write_lane_describe(tc_write_lane_h lane, ucp_ep_h ep, char *out, size_t
 }
 
 ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
-                                 uint64_t senders)
+                                 uint64_t senders, uint64_t *key_p)
 {
     tc_write_region_t *regions;
     ucs_status_t status = UCS_OK;
@@ -285,7 +297,8 @@ ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
         lane->regions     = regions;
         lane->max_regions = lane->max_regions ? 2 * lane->max_regions : 8;
     }
-    lane->regions[lane->num_regions++] = (tc_write_region_t){start, len, senders};
+    *key_p = ++lane->last_key;
+    lane->regions[lane->num_regions++] = (tc_write_region_t){*key_p, start, len, senders};
 out:
     pthread_mutex_unlock(&lane->lock);
     return status;
@@ -325,7 +338,7 @@ void tc_write_lane_forbid(tc_write_lane_h lane, const void *base)
 ucs_status_ptr_t tc_write_lane_write(tc_write_lane_h lane, tc_write_lane_mode_t lane_kind,
                                      ucp_ep_h ep, uint32_t sender, const void *src,
                                      size_t len, uint64_t raddr, ucp_rkey_h rkey,
-                                     const ucp_request_param_t *param,
+                                     uint64_t region_key, const ucp_request_param_t *param,
                                      tc_write_header_t *header)
 {
     ucp_request_param_t am;
@@ -341,6 +354,7 @@ ucs_status_ptr_t tc_write_lane_write(tc_write_lane_h lane, tc_write_lane_mode_t 
     /* eager: the handler stores the bytes as they arrive, in send order */
     am.flags        |= UCP_AM_SEND_FLAG_EAGER;
     header->address  = raddr;
+    header->region   = region_key;
     header->sender   = sender;
     header->magic    = TC_WRITE_HEADER_MAGIC;
     return ucp_am_send_nbx(ep, TC_WRITE_LANE_AM_ID, header, sizeof(*header), src, len, &am);
@@ -355,5 +369,6 @@ void tc_write_lane_query(tc_write_lane_h lane, tc_write_lane_stats_t *stats)
     stats->rejected_unknown   = lane->rejected[TC_WRITE_REJECT_UNKNOWN];
     stats->rejected_range     = lane->rejected[TC_WRITE_REJECT_RANGE];
     stats->rejected_sender    = lane->rejected[TC_WRITE_REJECT_SENDER];
+    stats->dropped_late       = lane->late;
     pthread_mutex_unlock(&lane->lock);
 }

@@ -119,13 +119,22 @@ public:
         return status;
     }
 
-    /* a write, completed at the sender, then the receiver drained */
-    ucs_status_t write(const void *src, size_t len, uint64_t raddr, uint32_t sender = 0)
+    /* the region the writes go to: [base, base+len) for @a senders */
+    ucs_status_t allow(void *base, size_t len, uint64_t senders)
+    {
+        return tc_write_lane_allow(recv_lane_, base, len, senders, &key_);
+    }
+
+    /* a write, completed at the sender, then the receiver drained; to the
+     * region last allowed unless @a key names another */
+    ucs_status_t write(const void *src, size_t len, uint64_t raddr, uint32_t sender = 0,
+                       uint64_t key = 0)
     {
         tc_write_header_t header{};
         ucp_request_param_t param{};
         ucs_status_t status = wait(tc_write_lane_write(send_lane_, kind_, ep_, sender, src, len,
-                                                       raddr, rkey_, &param, &header));
+                                                       raddr, rkey_, key ? key : key_, &param,
+                                                       &header));
         am_sent_ += (kind_ == TC_WRITE_LANE_AM);
         drain();
         return status;
@@ -159,7 +168,7 @@ public:
     {
         const auto s = stats();
         return s.stored + s.rejected_malformed + s.rejected_unknown + s.rejected_range +
-               s.rejected_sender;
+               s.rejected_sender + s.dropped_late;
     }
 
     uint64_t base() const { return reinterpret_cast<uintptr_t>(region_); }
@@ -178,6 +187,7 @@ public:
     ucp_mem_h            memh_    = nullptr;
     ucp_rkey_h           rkey_    = nullptr;
     uint8_t              *region_ = nullptr;
+    uint64_t             key_     = 0;   /* of the region last allowed */
     bool                 peer_errors_ = true;
     uint64_t             am_sent_     = 0;
     tc_write_lane_mode_t kind_    = TC_WRITE_LANE_AUTO;
@@ -206,7 +216,7 @@ TEST_P(write_lane, chooses_the_lane_and_the_bytes_land)
 {
     lane_pair p(GetParam().tls, GetParam().mode);
     EXPECT_EQ(GetParam().expected, p.kind_);
-    ASSERT_EQ(UCS_OK, tc_write_lane_allow(p.recv_lane_, p.region_, p.kRegion, 1));
+    ASSERT_EQ(UCS_OK, p.allow(p.region_, p.kRegion, 1));
 
     for (size_t len : {size_t{1}, size_t{8}, size_t{192}, size_t{4096}, p.kRegion - 64}) {
         const auto src = pattern(len, static_cast<uint8_t>(len));
@@ -229,7 +239,7 @@ TEST_P(write_lane, chooses_the_lane_and_the_bytes_land)
 TEST_P(write_lane, data_stays_before_its_counter)
 {
     lane_pair p(GetParam().tls, GetParam().mode);
-    ASSERT_EQ(UCS_OK, tc_write_lane_allow(p.recv_lane_, p.region_, p.kRegion, 1));
+    ASSERT_EQ(UCS_OK, p.allow(p.region_, p.kRegion, 1));
     constexpr size_t kData = 1024;
     constexpr uint64_t kRounds = 2000;
     std::vector<uint64_t> data(kData / sizeof(uint64_t));
@@ -241,11 +251,11 @@ TEST_P(write_lane, data_stays_before_its_counter)
         std::fill(data.begin(), data.end(), i);
         counter = i;
         ucs_status_ptr_t r1 = tc_write_lane_write(p.send_lane_, p.kind_, p.ep_, 0, data.data(),
-                                                  kData, p.base() + 64, p.rkey_, &param,
+                                                  kData, p.base() + 64, p.rkey_, p.key_, &param,
                                                   &data_header);
         ASSERT_EQ(UCS_OK, ucp_worker_fence(p.sender_));
         ucs_status_ptr_t r2 = tc_write_lane_write(p.send_lane_, p.kind_, p.ep_, 0, &counter,
-                                                  sizeof(counter), p.base(), p.rkey_, &param,
+                                                  sizeof(counter), p.base(), p.rkey_, p.key_, &param,
                                                   &counter_header);
         /* watch the receiver while both are in flight */
         for (int k = 0; k < 4; ++k) {
@@ -290,10 +300,12 @@ TEST_P(write_lane_rejects, bad_writes_are_counted_and_the_next_one_lands)
     /* the region is the second half; sender 2 only */
     uint8_t *half = p.region_ + p.kRegion / 2;
     const uint64_t half_addr = p.base() + p.kRegion / 2;
-    ASSERT_EQ(UCS_OK, tc_write_lane_allow(p.recv_lane_, half, p.kRegion / 2, 1ull << 2));
+    ASSERT_EQ(UCS_OK, p.allow(half, p.kRegion / 2, 1ull << 2));
+    const uint64_t key = p.key_;
     tc_test::scoped_log_expect logs;
+    uint64_t overlap_key = 0;
     EXPECT_EQ(UCS_ERR_ALREADY_EXISTS,
-              tc_write_lane_allow(p.recv_lane_, half + 8, 8, 1ull << 2)); /* overlap */
+              tc_write_lane_allow(p.recv_lane_, half + 8, 8, 1ull << 2, &overlap_key));
     EXPECT_EQ(1u, logs.count("overlaps"));
     const auto bad  = pattern(256, 0xa5);
     uint64_t good_n = 0;
@@ -305,7 +317,9 @@ TEST_P(write_lane_rejects, bad_writes_are_counted_and_the_next_one_lands)
 
     for (int twice = 0; twice < 2; ++twice) {
         good();
-        p.write(bad.data(), bad.size(), p.base() + 64, 2);              /* unknown region */
+        p.write(bad.data(), bad.size(), half_addr + 64, 2, key + 100);  /* a key never given */
+        good();
+        p.write(bad.data(), bad.size(), p.base() + 64, 2);              /* before the region */
         good();
         p.write(bad.data(), bad.size(), half_addr + p.kRegion / 2 - 100, 2); /* past its end */
         good();
@@ -317,7 +331,7 @@ TEST_P(write_lane_rejects, bad_writes_are_counted_and_the_next_one_lands)
         uint64_t short_header = half_addr + 4096;
         p.send_raw(&short_header, sizeof(short_header), bad.data(), bad.size());
         good();
-        tc_write_header_t forged{half_addr + 4096, 2, 0x12345678};
+        tc_write_header_t forged{half_addr + 4096, key, 2, 0x12345678};
         p.send_raw(&forged, sizeof(forged), bad.data(), bad.size());
         good();
     }
@@ -335,22 +349,34 @@ TEST_P(write_lane_rejects, bad_writes_are_counted_and_the_next_one_lands)
     EXPECT_EQ(good_n, s.stored);
     EXPECT_EQ(4u, s.rejected_malformed);
     EXPECT_EQ(2u, s.rejected_unknown);
-    EXPECT_EQ(2u, s.rejected_range);
+    EXPECT_EQ(4u, s.rejected_range);
+    EXPECT_EQ(0u, s.dropped_late);
     EXPECT_EQ(4u, s.rejected_sender);
     EXPECT_EQ(1u, logs.count("rejected a malformed write"));
     EXPECT_EQ(1u, logs.count("rejected a unknown-region write"));
     EXPECT_EQ(1u, logs.count("rejected a out-of-range write"));
     EXPECT_EQ(1u, logs.count("rejected a non-member write"));
 
-    /* a forbidden region is no region: its bytes stay */
+    /* a write for a forbidden region is late: dropped, its bytes stay,
+     * counted, and no error (a peer's teardown races ours) */
     tc_write_lane_forbid(p.recv_lane_, half);
     const auto late = pattern(128, 0x3c);
+    const size_t errors = logs.messages().size();
     p.write(late.data(), late.size(), half_addr + 1024, 2);
     EXPECT_NE(0, std::memcmp(late.data(), half + 1024, late.size()));
-    EXPECT_EQ(3u, p.stats().rejected_unknown);
+    EXPECT_EQ(1u, p.stats().dropped_late);
+    EXPECT_EQ(2u, p.stats().rejected_unknown);
+    EXPECT_EQ(errors, logs.messages().size()) << "a late write is not an error";
+
+    /* a new region at the same address has a new key: a late write for
+     * the old one still does not land in it */
+    ASSERT_EQ(UCS_OK, p.allow(half, p.kRegion / 2, 1ull << 2));
+    EXPECT_NE(key, p.key_);
+    p.write(late.data(), late.size(), half_addr + 1024, 2, key);
+    EXPECT_NE(0, std::memcmp(late.data(), half + 1024, late.size()));
+    EXPECT_EQ(2u, p.stats().dropped_late);
 
     /* a view changed: sender 2 left, sender 3 joined */
-    ASSERT_EQ(UCS_OK, tc_write_lane_allow(p.recv_lane_, half, p.kRegion / 2, 1ull << 2));
     ASSERT_EQ(UCS_OK, tc_write_lane_set_senders(p.recv_lane_, half, 1ull << 3));
     p.write(late.data(), late.size(), half_addr + 1024, 2);
     EXPECT_EQ(5u, p.stats().rejected_sender);

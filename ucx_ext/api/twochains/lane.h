@@ -55,6 +55,7 @@ extern const char *tc_write_lane_mode_names[];
  */
 typedef struct tc_write_header {
     uint64_t address;   /**< where the bytes go, in the receiver's space */
+    uint64_t region;    /**< the region's key at the receiver (tc_write_lane_allow) */
     uint32_t sender;    /**< the sender's id, 0..63 */
     uint32_t magic;     /**< TC_WRITE_HEADER_MAGIC */
 } tc_write_header_t;
@@ -66,9 +67,11 @@ typedef struct tc_write_lane_stats {
     uint64_t stored;               /**< writes stored into a region */
     uint64_t bytes_stored;
     uint64_t rejected_malformed;   /**< bad header, or a rendezvous message */
-    uint64_t rejected_unknown;     /**< the address is in no region */
-    uint64_t rejected_range;       /**< starts in a region, ends outside it */
+    uint64_t rejected_unknown;     /**< the key names no region this lane ever had */
+    uint64_t rejected_range;       /**< not wholly inside the region its key names */
     uint64_t rejected_sender;      /**< the sender may not write the region */
+    uint64_t dropped_late;         /**< for a region that has ended (forbidden): a
+                                        peer's write still in flight at teardown */
 } tc_write_lane_stats_t;
 
 typedef struct tc_write_lane *tc_write_lane_h;
@@ -114,9 +117,15 @@ void tc_write_lane_describe(tc_write_lane_h lane, ucp_ep_h ep, char *out, size_t
  * Let the senders in @a senders (bit i: sender id i) write [base, base+len)
  * through the AM lane. Every other write is rejected, counted and logged
  * once per reason. Regions must not overlap.
+ *
+ * *@a key_p is the region's key: writers name the region by it (it goes to
+ * them with the rkey), so a write meant for a region that has ended is
+ * told from one for a region that never was, and never lands in a later
+ * region that the allocator placed at the same address. Keys are never
+ * reused on a lane.
  */
 ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
-                                 uint64_t senders);
+                                 uint64_t senders, uint64_t *key_p);
 
 /** Replace the senders of the region at @a base. The group does not call
  * it: a departed member's late writes land in its own row, which no view
@@ -124,20 +133,24 @@ ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
 ucs_status_t tc_write_lane_set_senders(tc_write_lane_h lane, const void *base,
                                        uint64_t senders);
 
-/** No one may write the region at @a base any more. */
+/** No one may write the region at @a base any more. Writes for it that
+ * arrive later are dropped and counted as late (UCS_LOG_LEVEL_DEBUG): on the
+ * AM lane, a peer's flush completes when its data left, not when our
+ * handler ran, so its last writes may follow our teardown. */
 void tc_write_lane_forbid(tc_write_lane_h lane, const void *base);
 
 /**
  * Write @a len bytes from @a src to @a raddr at the peer of @a ep on lane
  * @a lane_kind (tc_write_lane_resolve's answer for @a ep): ucp_put_nbx with
  * @a rkey, or an active message from sender @a sender with @a header,
- * which must live until the request completes. Returns what ucp_put_nbx
- * returns: NULL when done, a request, or an error pointer.
+ * which must live until the request completes, naming the region by
+ * @a region_key (its key at the peer). Returns what ucp_put_nbx returns:
+ * NULL when done, a request, or an error pointer.
  */
 ucs_status_ptr_t tc_write_lane_write(tc_write_lane_h lane, tc_write_lane_mode_t lane_kind,
                                      ucp_ep_h ep, uint32_t sender, const void *src,
                                      size_t len, uint64_t raddr, ucp_rkey_h rkey,
-                                     const ucp_request_param_t *param,
+                                     uint64_t region_key, const ucp_request_param_t *param,
                                      tc_write_header_t *header);
 
 /** Counts of the AM lane's receiver since create. */
