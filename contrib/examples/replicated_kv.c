@@ -20,9 +20,12 @@
  * the same cut.
  *
  * Usage: replicated_kv -P PKG_PREFIX [-c COUNT] [-r RATE] [-m local|injected|cached]
- *                      [-J PORT] [-j HOST:PORT] [-K N] [-D MS] [-u]
+ *                      [-J PORT] [-j HOST:PORT] [-w N] [-K N] [-D MS] [-u]
  *   -c  commands this member sends (default 2000), at RATE per second (4000)
  *   -J  admit joiners on PORT + rank;  -j  join the group at HOST:PORT
+ *   -w  before closing, wait (at most 60 s, progressing the group) until N
+ *       joiners are members: a group closes when all its members close, so
+ *       a member that must see a joiner waits for it
  *   -K  this member kills itself (SIGKILL) after sending N commands
  *   -D  wait MS milliseconds (progressing the group) before the first command
  *   -u  do not declare tckv as the group's jam package (then a member whose
@@ -153,6 +156,25 @@ static int past(void *arg)
     return now_s() >= *(const double*)arg;
 }
 
+typedef struct {
+    tc_group_h group;
+    int        initial_size;  /* ids below it are the creators' */
+    int        joiners;       /* wanted */
+} joiners_wait_t;
+
+/* a joiner's id is above every id a view had before it */
+static int joiners_in_view(void *arg)
+{
+    const joiners_wait_t *w = arg;
+    int ids[256], count, i, joined = 0;
+
+    (void)tc_group_view_get(w->group, ids, 256, &count);
+    for (i = 0; (i < count) && (i < 256); ++i) {
+        joined += (ids[i] >= w->initial_size);
+    }
+    return joined >= w->joiners;
+}
+
 static uint64_t mix(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
@@ -201,6 +223,7 @@ int main(int argc, char **argv)
     static replica_t r;
     static const char *names[] = {"kv_put", "kv_inc", "kv_cas"};
     long count = 2000, rate = 4000, kill_after = -1, delay_ms = 0, k;
+    joiners_wait_t joiners = {NULL, 0, 0};
     const char *contact = NULL, *pkg_prefix = NULL, *mode = "cached";
     int port = 0, opt, members[64], n, rank, cmd, declare = 1;
     tc_group_jam_stats_t jams;
@@ -213,7 +236,7 @@ int main(int argc, char **argv)
     uint64_t digest, reference;
     double next;
 
-    while ((opt = getopt(argc, argv, "P:c:r:m:J:j:K:D:u")) != -1) {
+    while ((opt = getopt(argc, argv, "P:c:r:m:J:j:w:K:D:u")) != -1) {
         switch (opt) {
         case 'P': pkg_prefix = optarg; break;
         case 'c': count = atol(optarg); break;
@@ -221,6 +244,7 @@ int main(int argc, char **argv)
         case 'm': mode = optarg; break;
         case 'J': port = atoi(optarg); break;
         case 'j': contact = optarg; break;
+        case 'w': joiners.joiners = atoi(optarg); break;
         case 'K': kill_after = atol(optarg); break;
         case 'u': declare = 0; break;
         case 'D': delay_ms = atol(optarg); break;
@@ -230,7 +254,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if ((pkg_prefix == NULL) || (rate <= 0)) {
         fprintf(stderr, "usage: %s -P PKG_PREFIX [-c COUNT] [-r RATE] "
-                "[-m local|injected|cached] [-J PORT] [-j HOST:PORT] [-K N]\n", argv[0]);
+                "[-m local|injected|cached] [-J PORT] [-j HOST:PORT] [-w N] [-K N] [-D MS] [-u]\n",
+                argv[0]);
         return 2;
     }
     status = tc_ifunc_pkg_load(pkg_prefix, "tckv", &pkg);
@@ -293,6 +318,14 @@ int main(int argc, char **argv)
         status = send_command(group, pkg, &r, rank, k);
         next += 1.0 / (double)rate;
         tc_progress_until(tc_node_engine(node), past, &next, 10.0);
+    }
+    if ((status == UCS_OK) && (joiners.joiners > 0)) {
+        joiners.group        = group;
+        joiners.initial_size = n;
+        if (tc_progress_until(tc_node_engine(node), joiners_in_view, &joiners, 60.0) !=
+            UCS_OK) {
+            printf("fewer than %d joiners in the view after 60 s\n", joiners.joiners);
+        }
     }
     if (status == UCS_OK) {
         status = tc_group_close(group);

@@ -39,7 +39,7 @@ for r in 0 1 2; do
     # through sh, so that the victim's signal is its exit status (137),
     # not a job this shell reports as killed
     UCX_TC_SIZE=3 UCX_TC_RANK=$r UCX_TC_ROOT=127.0.0.1:$root sh -c '"$@"; exit $?' sh \
-        "$kv" -P "$pkgs" -m "$mode" -c 4000 -r 2000 -J "$join" $kill_arg >"$work/$r" 2>&1 &
+        "$kv" -P "$pkgs" -m "$mode" -c 4000 -r 2000 -w 1 -J "$join" $kill_arg >"$work/$r" 2>&1 &
     pids+=($!)
 done
 # rank 2 dies after 1500 of its commands; the others go on without it

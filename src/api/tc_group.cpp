@@ -10,6 +10,7 @@
 
 #include <ucs/debug/log_def.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -240,6 +241,19 @@ void tc_group_destroy(tc_group_h group)
 uint64_t tc_group_delivered(tc_group_h group)
 {
     return group->group->stats().delivered;
+}
+
+int64_t tc_group_view_get(tc_group_h group, int *members, int max_members, int *count_p)
+{
+    const tc::view &v = group->group->current_view();
+    const int count   = static_cast<int>(v.members.size());
+    if (members != nullptr) {
+        std::copy_n(v.members.begin(), std::min(count, std::max(max_members, 0)), members);
+    }
+    if (count_p != nullptr) {
+        *count_p = count;
+    }
+    return v.epoch;
 }
 
 } // extern "C"

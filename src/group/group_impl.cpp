@@ -106,6 +106,9 @@ group_impl::group_impl(ucp_node &node, const group_params &params, std::vector<i
 
 group_impl::~group_impl()
 {
+    if (!ctx_.state.is(member_state::superseded)) {
+        joins_.turn_away("the group was destroyed before admitting it");
+    }
     if (poller_id_ >= 0) {
         tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
     }
@@ -345,6 +348,10 @@ ucs_status_t group_impl::close()
             tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
             poller_id_ = -1;
         }
+    }
+    /* a view installed during close goes on closing in its successor */
+    if (!ctx_.state.is(member_state::superseded)) {
+        joins_.turn_away("the group closed before admitting it");
     }
     return status;
 }

@@ -9,6 +9,10 @@
  * version, counts and ids in range); every wait is bounded by
  * UCX_TC_BOOTSTRAP_TIMEOUT, and the wait for the admission also by
  * UCX_TC_GROUP_TIMEOUT (the members first finish their current view).
+ * A sponsor busy elsewhere is asked again, with backoff, within the same
+ * bound: one that timed our request out (we were preempted before sending
+ * it) or dropped the connection before its challenge. A refusal for any
+ * other reason, the group's end included, is final.
  */
 #include "group/group_impl.hpp"
 #include "membership/join_wire.hpp"
@@ -16,8 +20,119 @@
 #include <ucs/debug/log_def.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <thread>
 
 namespace tc {
+
+namespace {
+
+/* The first words of what a sponsor says: a challenge, or a refusal in its
+ * place when the group is ending. */
+struct opening {
+    uint32_t magic;
+    uint32_t version;
+};
+static_assert(offsetof(join::challenge, version) + sizeof(uint32_t) == sizeof(opening));
+static_assert(offsetof(join::reply, version) + sizeof(uint32_t) == sizeof(opening));
+
+enum class attempt { done, retry };
+
+/* One try: hear the challenge (or a refusal), answer it with the job key and
+ * our request, read the one reply into @a r. */
+attempt ask_once(const join::socket_fd &s, const std::string &contact, const tc_job_key_t &key,
+                 join::request req, double timeout, double reply_wait_s, join::reply &r,
+                 ucs_status_t &status)
+{
+    opening o{};
+    status = join::read_all(s, &o, sizeof(o), timeout);
+    if (status != UCS_OK) {
+        /* the sponsor's process went away between accept and challenge, or
+         * it reset a connection it had no time for: ask again */
+        ucs_diag("group: %s closed the join connection before its challenge (%s)",
+                 contact.c_str(), ucs_status_string(status));
+        return attempt::retry;
+    }
+    auto *bytes = reinterpret_cast<std::byte*>(&r);
+    if (o.magic == join::kReplyMagic && o.version == join::kVersion) {
+        std::memcpy(bytes, &o, sizeof(o));
+        status = join::read_all(s, bytes + sizeof(o), sizeof(r) - sizeof(o), timeout);
+        return attempt::done;   /* a refusal before the request */
+    }
+    if (o.magic != join::kChallengeMagic || o.version != join::kVersion) {
+        ucs_error("group: %s is not a join service of protocol %u", contact.c_str(),
+                  join::kVersion);
+        status = UCS_ERR_UNSUPPORTED;
+        return attempt::done;
+    }
+    join::challenge c{};
+    status = join::read_all(s, c.nonce, sizeof(c.nonce), timeout);
+    if (status == UCS_OK) {
+        tc_job_key_prove(&key, TC_JOB_KEY_SERVICE_JOIN, c.nonce, req.proof);
+        status = join::write_all(s, &req, sizeof(req), timeout);
+    }
+    if (status == UCS_OK) {
+        status = join::read_all(s, &r, sizeof(r), timeout + reply_wait_s);
+    }
+    if (status != UCS_OK) {
+        ucs_error("group: no answer from %s to the join request: %s", contact.c_str(),
+                  ucs_status_string(status));
+    }
+    return attempt::done;
+}
+
+/* Ask @a contact until it answers or the bootstrap deadline passes. A
+ * sponsor that had no complete request from us in time (we were
+ * preempted) or lost the connection before its challenge is asked again
+ * after a backoff; a refusal for any other reason is final. */
+ucs_status_t ask(const std::string &contact, const tc_job_key_t &key, const join::request &req,
+                 double timeout, double reply_wait_s, join::socket_fd &s, join::reply &r)
+{
+    constexpr double kBackoffMinS = 0.01, kBackoffMaxS = 0.5;
+    const double deadline         = now_s() + timeout;
+    double backoff                = kBackoffMinS;
+    for (int tries = 1;; ++tries) {
+        ucs_status_t status = join::connect_to(contact, deadline - now_s(), s);
+        if (status != UCS_OK) {
+            return status; /* logged */
+        }
+        const attempt a = ask_once(s, contact, key, req, deadline - now_s(), reply_wait_s, r,
+                                   status);
+        bool again      = (a == attempt::retry);
+        if (a == attempt::done && status == UCS_OK) {
+            r.reason[sizeof(r.reason) - 1] = '\0';
+            if (r.magic != join::kReplyMagic || r.version != join::kVersion) {
+                ucs_error("group: %s answered the join request with garbage", contact.c_str());
+                return UCS_ERR_IO_ERROR;
+            }
+            if (r.status == UCS_OK) {
+                return UCS_OK;
+            }
+            again = (r.status == UCS_ERR_TIMED_OUT) || (r.status == UCS_ERR_BUSY);
+            if (!again || now_s() + backoff >= deadline) {
+                ucs_error("group: %s refused the join: %s", contact.c_str(), r.reason);
+                return static_cast<ucs_status_t>(r.status);
+            }
+            ucs_diag("group: %s refused the join (%s); asking again", contact.c_str(),
+                     r.reason);
+        }
+        if (!again) {
+            return status; /* logged */
+        }
+        s.reset();
+        if (now_s() + backoff >= deadline) {
+            ucs_error("group: %s did not answer the join request in %d tries within %.1f s",
+                      contact.c_str(), tries, timeout);
+            return UCS_ERR_TIMED_OUT;
+        }
+        std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+        backoff = std::min(2 * backoff, kBackoffMaxS);
+    }
+}
+
+} // namespace
 
 ucs_status_t group::join(ucp_node &node, const group_params &params, const std::string &contact,
                          std::unique_ptr<group> &out)
@@ -40,41 +155,11 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
         return status; /* logged */
     }
     join::socket_fd s;
-    status = join::connect_to(contact, timeout, s);
-    if (status != UCS_OK) {
-        tc_job_key_clear(&key);
-        return status; /* logged */
-    }
-    join::challenge c{};
-    join::request req = join::request_for(params);
-    status = join::read_all(s, &c, sizeof(c), timeout);
-    if (status == UCS_OK && (c.magic != join::kChallengeMagic || c.version != join::kVersion)) {
-        ucs_error("group: %s is not a join service of protocol %u", contact.c_str(),
-                  join::kVersion);
-        status = UCS_ERR_UNSUPPORTED;
-    }
-    tc_job_key_prove(&key, TC_JOB_KEY_SERVICE_JOIN, c.nonce, req.proof);
-    tc_job_key_clear(&key);
-    if (status == UCS_OK) {
-        status = join::write_all(s, &req, sizeof(req), timeout);
-    }
     join::reply r{};
-    if (status == UCS_OK) {
-        status = join::read_all(s, &r, sizeof(r), timeout + settings.wait_timeout_s);
-    }
+    status = ask(contact, key, join::request_for(params), timeout, settings.wait_timeout_s, s, r);
+    tc_job_key_clear(&key);
     if (status != UCS_OK) {
-        ucs_error("group: no answer from %s to the join request: %s", contact.c_str(),
-                  ucs_status_string(status));
-        return status;
-    }
-    r.reason[sizeof(r.reason) - 1] = '\0';
-    if (r.magic != join::kReplyMagic || r.version != join::kVersion) {
-        ucs_error("group: %s answered the join request with garbage", contact.c_str());
-        return UCS_ERR_IO_ERROR;
-    }
-    if (r.status != UCS_OK) {
-        ucs_error("group: %s refused the join: %s", contact.c_str(), r.reason);
-        return static_cast<ucs_status_t>(r.status);
+        return status; /* logged */
     }
     if (r.member_count < 1 || r.member_count > join::kMaxMembers || r.sender_count < 0 ||
         r.sender_count > r.member_count || r.rendezvous_size != r.member_count ||

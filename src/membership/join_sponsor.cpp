@@ -79,18 +79,50 @@ const char *join_sponsor::refusal(const join::request &r) const
     return nullptr;
 }
 
-void join_sponsor::refuse(const char *why, ucs_status_t status)
+void join_sponsor::answer_refusal(const join::socket_fd &s, const char *why, ucs_status_t status)
 {
     join::reply r{};
     r.magic   = join::kReplyMagic;
     r.version = join::kVersion;
     r.status  = status;
     std::snprintf(r.reason, sizeof(r.reason), "%s", why);
-    (void)join::write_all(joiner_, &r, sizeof(r), 1.0);
+    /* a fresh socket's buffer takes it at once; a joiner that does not
+     * read it loses only its own answer */
+    (void)join::write_all(s, &r, sizeof(r), 0.1);
     ctx_.count(&group_stats::join_rejects);
+}
+
+void join_sponsor::refuse(const char *why, ucs_status_t status)
+{
+    answer_refusal(joiner_, why, status);
     ucs_warn("group: epoch %ld: join request refused: %s", static_cast<long>(ctx_.epoch()), why);
     joiner_.reset();
     rendezvous_.reset();
+}
+
+void join_sponsor::turn_away(const char *why)
+{
+    if (!listener_) {
+        return;
+    }
+    int turned_away = 0;
+    if (joiner_.valid()) {
+        answer_refusal(joiner_, why, UCS_ERR_CANCELED);
+        ++turned_away;
+    }
+    /* the backlog: connections the kernel accepted while we did not serve */
+    for (join::socket_fd s = join::accept_pending(*listener_); s.valid();
+         s = join::accept_pending(*listener_)) {
+        answer_refusal(s, why, UCS_ERR_CANCELED);
+        ++turned_away;
+    }
+    if (turned_away > 0) {
+        ucs_diag("group: epoch %ld: turned away %d waiting joiner(s): %s",
+                 static_cast<long>(ctx_.epoch()), turned_away, why);
+    }
+    joiner_.reset();
+    rendezvous_.reset();
+    listener_.reset();
 }
 
 void join_sponsor::withdraw()

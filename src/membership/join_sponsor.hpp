@@ -51,12 +51,19 @@ public:
     /* the listener and a joiner still waiting go on in the next view */
     void hand_over(join_sponsor &next, int max_id);
 
+    /* The group ends here: answer the joiner we hold and every connection
+     * waiting in the listener's backlog with a refusal that says @a why
+     * (UCS_ERR_CANCELED, which a joiner does not retry), then stop
+     * listening. Without it they would see a reset or wait for nothing. */
+    void turn_away(const char *why);
+
 private:
     static constexpr double kRequestTimeoutS = 2.0;
     static constexpr double kPollIntervalS   = 1e-3;
 
     const char *refusal(const join::request &r) const;
     void refuse(const char *why, ucs_status_t status);
+    void answer_refusal(const join::socket_fd &s, const char *why, ucs_status_t status);
     void withdraw();
 
     group_context                    &ctx_;

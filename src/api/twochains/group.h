@@ -162,6 +162,15 @@ void tc_group_destroy(tc_group_h group);
 /** Application messages delivered here so far. */
 uint64_t tc_group_delivered(tc_group_h group);
 
+/**
+ * The view this member is in: returns its epoch, sets *@a count_p (if not
+ * NULL) to its number of members, and copies the first @a max_members of
+ * their ids, in view order, to @a members (if not NULL). A joiner's id is
+ * larger than every id a view had before it. Call it on the thread that
+ * progresses the group (a progress condition may call it).
+ */
+int64_t tc_group_view_get(tc_group_h group, int *members, int max_members, int *count_p);
+
 END_C_DECLS
 
 #endif

@@ -118,7 +118,7 @@ TEST_P(jams_faults, a_killed_member_and_a_joiner_with_state)
     const int base = free_port_base(3);
     ASSERT_NE(0, base);
     /* rank 2 kills itself after 800 of its 3000 commands */
-    cluster c(3, GetParam(), kv_args("-c 3000 -r 3000 -J " + std::to_string(base)),
+    cluster c(3, GetParam(), kv_args("-c 3000 -r 3000 -w 1 -J " + std::to_string(base)),
               {{2, "TCKV_ARGS=-K 800"}}, kBinary);
     ASSERT_TRUE(c.wait_for({0, 1}, "view 2", 30s)) << c.all_output();
     const int j = c.start_joiner(kv_args("-c 500 -r 3000 -j 127.0.0.1:" + std::to_string(base)));

@@ -6,6 +6,8 @@
  * replayed answer, a silent and a slow client and random bytes are refused
  * at one member's join port; then a joiner with the key gets in. Every
  * member and the joiner deliver exactly the same messages, in one order.
+ * Joiners still waiting when the group closes hear why, and do not see a
+ * reset.
  */
 #include "common.h"
 #include "group/probe_cluster.h"
@@ -154,6 +156,70 @@ TEST_P(group_join_key, only_holders_of_the_key_get_in)
     const auto all = static_cast<uint64_t>(3 * count + 1000);
     EXPECT_EQ(all, parse(c.at(0).text).count) << c.all_output();
     EXPECT_EQ(all, parse(c.at(good).text).count) << c.all_output();
+}
+
+/* A sponsor serves one joiner at a time, each silent one for up to 2 s:
+ * eight silent clients outlast a group that delivers for about a second.
+ * Every one hears a refusal with its reason, the one held and those still
+ * waiting in the listener's backlog at the end included: "the group closed
+ * before admitting it", in place of a challenge for the backlog, never a
+ * reset or silence. */
+TEST_P(group_join_key, joiners_waiting_when_the_group_closes_hear_why)
+{
+    const int base = free_port_base(3);
+    ASSERT_NE(0, base);
+    const std::string key = std::string("UCX_TC_JOB_KEY=") + kKey;
+    cluster c(3, GetParam(), "-c 4000 -r 4000 -J " + std::to_string(base),
+              {{0, key}, {1, key}, {2, key}});
+    ASSERT_TRUE(c.wait_for(all_ranks(3), "ready", 20s)) << c.all_output();
+    const std::string where = "127.0.0.1:" + std::to_string(base);
+
+    constexpr int kClients = 8;
+    std::vector<tc::join::socket_fd> clients(kClients);
+    for (auto &s : clients) {
+        ASSERT_EQ(UCS_OK, tc::join::connect_to(where, 5.0, s));
+    }
+    int timed_out = 0, closed = 0;
+    for (auto &s : clients) {
+        /* a challenge (then nothing from us), or a refusal in its place */
+        struct {
+            uint32_t magic, version;
+        } opening{};
+        ASSERT_EQ(UCS_OK, tc::join::read_all(s, &opening, sizeof(opening), 60.0))
+                << "a waiting joiner got no answer\n" << c.all_output();
+        tc::join::reply r{};
+        if (opening.magic == tc::join::kChallengeMagic) {
+            uint8_t nonce[TC_JOB_KEY_NONCE_LEN];
+            ASSERT_EQ(UCS_OK, tc::join::read_all(s, nonce, sizeof(nonce), 5.0));
+            ASSERT_EQ(UCS_OK, tc::join::read_all(s, &r, sizeof(r), 60.0)) << c.all_output();
+        } else {
+            ASSERT_EQ(tc::join::kReplyMagic, opening.magic);
+            std::memcpy(&r, &opening, sizeof(opening));
+            ASSERT_EQ(UCS_OK, tc::join::read_all(s, reinterpret_cast<char*>(&r) +
+                                                        sizeof(opening),
+                                                 sizeof(r) - sizeof(opening), 5.0));
+        }
+        r.reason[sizeof(r.reason) - 1] = '\0';
+        const std::string why = r.reason;
+        if (r.status == UCS_ERR_TIMED_OUT) {
+            EXPECT_NE(std::string::npos, why.find("no complete join request")) << why;
+            ++timed_out;
+        } else {
+            EXPECT_EQ(UCS_ERR_CANCELED, r.status) << why;
+            EXPECT_NE(std::string::npos, why.find("the group closed before admitting it"))
+                    << why;
+            ++closed;
+        }
+        EXPECT_EQ(0, r.member_count);
+    }
+    c.wait_all(60s);
+    EXPECT_EQ(kClients, timed_out + closed);
+    EXPECT_GE(closed, 1) << "the group outlasted " << timed_out << " silent joiners";
+    const auto all = static_cast<uint64_t>(3 * 4000);
+    for (int r : {0, 1, 2}) {
+        ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
+        EXPECT_EQ(all, parse(c.at(r).text).count) << c.all_output();
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(transports, group_join_key, ::testing::Values("posix,self", "tcp,self"),
