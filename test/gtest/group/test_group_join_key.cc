@@ -15,7 +15,9 @@
 
 #include <twochains/job_key.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 namespace {
 
@@ -220,6 +222,65 @@ TEST_P(group_join_key, joiners_waiting_when_the_group_closes_hear_why)
         ASSERT_EQ(0, c.at(r).exit_code) << c.all_output();
         EXPECT_EQ(all, parse(c.at(r).text).count) << c.all_output();
     }
+}
+
+/* A joiner against a sponsor played here over a real socket: the first
+ * connection is reset before its challenge, the second is refused for a
+ * request that came too late (as if the joiner had been preempted), the
+ * third for a reason that is final. The joiner asks three times, and stops
+ * at the final refusal with its reason. */
+TEST(group_join_retry, a_joiner_asks_again_after_a_reset_or_a_timeout_and_not_after_a_refusal)
+{
+    tc_job_key_t key = job_key();
+    tc::join::socket_fd listener;
+    uint16_t port = 0;
+    ASSERT_EQ(UCS_OK, tc::join::listen_on(key, 0, listener, &port));
+    std::atomic<int> connections{0}, requests{0};
+    std::thread sponsor([&] {
+        auto answer = [](const tc::join::socket_fd &s, ucs_status_t status, const char *why) {
+            tc::join::reply r{};
+            r.magic   = tc::join::kReplyMagic;
+            r.version = tc::join::kVersion;
+            r.status  = status;
+            std::snprintf(r.reason, sizeof(r.reason), "%s", why);
+            EXPECT_EQ(UCS_OK, tc::join::write_all(s, &r, sizeof(r), 5.0));
+        };
+        const auto deadline = std::chrono::steady_clock::now() + 30s;
+        while (connections < 3 && std::chrono::steady_clock::now() < deadline) {
+            tc::join::socket_fd s = tc::join::accept_pending(listener);
+            if (!s.valid()) {
+                std::this_thread::sleep_for(1ms);
+                continue;
+            }
+            const int n = ++connections;
+            if (n == 1) {
+                const linger reset{1, 0};   /* close with a reset */
+                setsockopt(s.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+                continue;
+            }
+            tc::join::challenge c{tc::join::kChallengeMagic, tc::join::kVersion, {}};
+            tc::join::request req{};
+            ASSERT_EQ(UCS_OK, tc::join::write_all(s, &c, sizeof(c), 5.0));
+            ASSERT_EQ(UCS_OK, tc::join::read_all(s, &req, sizeof(req), 10.0));
+            requests += (req.magic == tc::join::kRequestMagic);
+            if (n == 2) {
+                answer(s, UCS_ERR_TIMED_OUT, "no complete join request within 2 s");
+            } else {
+                answer(s, UCS_ERR_INVALID_PARAM, "group parameters differ (played)");
+            }
+        }
+    });
+    cluster c(0, "tcp,self", "");
+    const int j = c.start_joiner("-c 10 -j 127.0.0.1:" + std::to_string(port),
+                                 {std::string("UCX_TC_JOB_KEY=") + kKey});
+    c.wait_all(60s);
+    sponsor.join();
+    EXPECT_EQ(3, connections.load()) << c.all_output();
+    EXPECT_EQ(2, requests.load()) << c.all_output();
+    EXPECT_EQ(4, c.at(j).exit_code) << c.all_output();
+    EXPECT_NE(std::string::npos,
+              c.at(j).text.find("refused the join: group parameters differ (played)"))
+            << c.all_output();
 }
 
 INSTANTIATE_TEST_SUITE_P(transports, group_join_key, ::testing::Values("posix,self", "tcp,self"),
