@@ -113,7 +113,9 @@ ucs_status_t ask(const std::string &contact, const tc_job_key_t &key, const join
             again = (r.status == UCS_ERR_TIMED_OUT) || (r.status == UCS_ERR_BUSY);
             if (!again || now_s() + backoff >= deadline) {
                 ucs_error("group: %s refused the join: %s", contact.c_str(), r.reason);
-                return static_cast<ucs_status_t>(r.status);
+                /* the sponsor's status is input: only an error code passes */
+                return (r.status < 0 && r.status > UCS_ERR_LAST) ?
+                               static_cast<ucs_status_t>(r.status) : UCS_ERR_REJECTED;
             }
             ucs_diag("group: %s refused the join (%s); asking again", contact.c_str(),
                      r.reason);
