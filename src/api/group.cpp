@@ -208,6 +208,9 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
         status = impl->add_large_messages();
     }
     if (status == UCS_OK) {
+        status = node.barrier();   /* see group_impl::take_part_as_outsider */
+    }
+    if (status == UCS_OK) {
         status = impl->start();
     }
     if (status != UCS_OK) {

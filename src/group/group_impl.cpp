@@ -165,6 +165,14 @@ ucs_status_t group_impl::take_part_as_outsider(ucp_node &node, const group_param
         std::unique_ptr<rdmc::engine> no_engine;
         status = large_messages::create_engine(node, p, nullptr, no_engine);
     }
+    /* Creation ends when every rank has unpacked every rkey: a member that
+     * dies right after it (on posix its shared memory goes with it) must
+     * not die under a peer still unpacking its rkey, which then fails, and
+     * UCX 1.13 crashes in that failure's cleanup (ucp_ep_rkey_unpack ->
+     * uct_posix_rkey_release). The members wait here in group::create. */
+    if (status == UCS_OK) {
+        status = node.barrier();
+    }
     return status;
 }
 
