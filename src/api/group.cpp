@@ -135,6 +135,9 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
                 local_error = "member rank out of the bootstrap's range";
             }
         }
+        if (params.members.size() > static_cast<size_t>(group::kMaxMembers)) {
+            local_error = "more members than a group holds (tc::group::kMaxMembers, 64)";
+        }
         if (params.on_deliver && params.on_deliver_span) {
             local_error = "set on_deliver or on_deliver_span, not both";
         }

@@ -170,6 +170,10 @@ class group_impl;
 
 class group {
 public:
+    /* Members a group holds (its views' masks are one word per row); the
+     * job around it may be of any size. */
+    static constexpr int kMaxMembers = 64;
+
     /*
      * Collective over every rank of @a node's bootstrap, in the same order on
      * every rank (as MPI_Comm_split). Ranks outside params.members get an

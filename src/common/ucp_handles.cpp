@@ -179,26 +179,31 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
     }
 
     const int size = static_cast<int>(addresses.size());
-    if (size > kMaxNodes) {
-        ucs_error("%d ranks: at most %d are supported", size, kMaxNodes);
+    if (size > kMaxNodeId) {
+        ucs_error("%d ranks: at most %d are supported", size, kMaxNodeId);
         status_ = UCS_ERR_EXCEEDS_LIMIT;
         return;
     }
-    eps_.assign(size, nullptr);
-    write_lane_kind_.assign(kMaxNodes, TC_WRITE_LANE_AUTO);
-    failed_ = std::make_unique<std::atomic<bool>[]>(kMaxNodes);
-    err_args_.resize(kMaxNodes);
-    peer_errors_.assign(size, false);
-    addresses_.resize(size);
-    for (int r = 0; r < kMaxNodes; ++r) {
-        failed_[r].store(false);
-        err_args_[r] = {this, r};
-    }
+    add_peers(size);
     for (int r = 0; r < size; ++r) {
         status_ = connect(r, addresses[r]);
         if (status_ != UCS_OK) {
             return;
         }
+    }
+}
+
+void ucp_node::add_peers(size_t count)
+{
+    if (eps_.size() < count) {
+        eps_.resize(count, nullptr);
+        peer_errors_.resize(count, false);
+        addresses_.resize(count);
+    }
+    while (peers_.size() < count) {
+        auto p  = std::make_unique<peer>();
+        p->rank = static_cast<int>(peers_.size());
+        peers_.push_back(std::move(p));
     }
 }
 
@@ -215,7 +220,7 @@ ucs_status_t ucp_node::connect(int r, const std::vector<std::byte> &address)
         }
         eps_[r] = nullptr;
     }
-    failed_[r].store(false);
+    peers_[r]->failed.store(false);
     const auto *remote = reinterpret_cast<const ucp_address_t*>(address.data());
     /* Ask for peer failure reports (a dead peer becomes an error we can
      * act on). UCX 1.13's shared-memory and self transports cannot give
@@ -240,8 +245,8 @@ ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int>
 {
     bootstrap_ptr boot(view_boot);
     for (int id : ids) {
-        if (id < 0 || id >= kMaxNodes) {
-            ucs_error("node id %d outside [0, %d)", id, kMaxNodes);
+        if (id < 0 || id >= kMaxNodeId) {
+            ucs_error("node id %d outside [0, %d)", id, kMaxNodeId);
             return UCS_ERR_EXCEEDS_LIMIT;
         }
     }
@@ -259,12 +264,7 @@ ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int>
     inline_ops_ = inline_ops;
     view_ids_.assign(ids.begin(), ids.end());
     rank_      = my_id;
-    const size_t need = static_cast<size_t>(*std::max_element(ids.begin(), ids.end())) + 1;
-    if (eps_.size() < need) {
-        eps_.resize(need, nullptr);
-        peer_errors_.resize(need, false);
-        addresses_.resize(need);
-    }
+    add_peers(static_cast<size_t>(*std::max_element(ids.begin(), ids.end())) + 1);
     std::vector<std::vector<std::byte>> all;
     status = allgather_blobs(mine, all);
     if (status != UCS_OK) {
@@ -283,9 +283,7 @@ ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int>
 
 ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_errors)
 {
-    if (static_cast<size_t>(r) < write_lane_kind_.size()) {
-        write_lane_kind_[r] = TC_WRITE_LANE_AUTO;   /* a new endpoint may have other lanes */
-    }
+    peers_[r]->lane = TC_WRITE_LANE_AUTO;   /* a new endpoint may have other lanes */
     ucp_ep_params_t ep_params{};
     ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
     ep_params.address    = remote;
@@ -295,12 +293,12 @@ ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_e
     ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
     ep_params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
     ep_params.err_handler.cb  = [](void *arg, ucp_ep_h, ucs_status_t st) {
-        auto *a = static_cast<err_arg*>(arg);
-        if (!a->node->failed_[a->rank].exchange(true)) {
+        auto *a = static_cast<peer*>(arg);
+        if (!a->failed.exchange(true)) {
             ucs_debug("endpoint to rank %d failed: %s", a->rank, ucs_status_string(st));
         }
     };
-    ep_params.err_handler.arg = &err_args_[r];
+    ep_params.err_handler.arg = peers_[r].get();
     /* A refusal is expected on transports without failure reports: keep
      * UCX from logging it as an error. The level is process-wide, so nodes
      * created by several threads at once take turns. */
@@ -420,10 +418,11 @@ ucs_status_t ucp_node::exchange(const registered_memory &mem, std::vector<remote
 
 bool ucp_node::writes_over_am(int rank) const
 {
-    if (write_lane_kind_[rank] == TC_WRITE_LANE_AUTO) {
-        write_lane_kind_[rank] = tc_write_lane_resolve(write_lane_.get(), eps_[rank]);
+    peer &p = *peers_[rank];
+    if (p.lane == TC_WRITE_LANE_AUTO) {
+        p.lane = tc_write_lane_resolve(write_lane_.get(), eps_[rank]);
     }
-    return write_lane_kind_[rank] == TC_WRITE_LANE_AM;
+    return p.lane == TC_WRITE_LANE_AM;
 }
 
 std::string ucp_node::write_lane_name(int rank) const
@@ -443,11 +442,11 @@ ucs_status_ptr_t ucp_node::write(int rank, const void *src, size_t len, uint64_t
                                src, len, raddr, dst.rkey.get(), dst.write_key, &param, &header);
 }
 
-ucs_status_t ucp_node::allow_writes(registered_memory &mem, uint64_t senders)
+ucs_status_t ucp_node::allow_writes(registered_memory &mem, const rank_set &senders)
 {
     uint64_t key        = 0;
     ucs_status_t status = tc_write_lane_allow(write_lane_.get(), mem.address(), mem.length(),
-                                              senders, &key);
+                                              senders.words(), senders.bits(), &key);
     if (status == UCS_OK) {
         mem.set_write_key(key);
     }

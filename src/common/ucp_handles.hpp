@@ -7,6 +7,8 @@
  */
 #pragma once
 
+#include "common/rank_set.hpp"
+
 #include <twochains/bootstrap.h>
 #include <twochains/lane.h>
 #include <twochains/progress.h>
@@ -95,9 +97,10 @@ public:
     ucp_node(const ucp_node &)            = delete;
     ucp_node &operator=(const ucp_node &) = delete;
 
-    /* Node ids are bounded so that endpoint error arguments, handed to UCX
-     * by address, never move (and a group's masks are 64 bits) */
-    static constexpr int kMaxNodes = 64;
+    /* Node ids index per-node state that grows with the largest id (linear
+     * in the job size); the bound keeps an id a peer names (a joiner's, in
+     * a sponsor's reply) from making us allocate without limit. */
+    static constexpr int kMaxNodeId = 1 << 20;
 
     ucs_status_t status() const { return status_; }
     ucp_context_h context() const { return context_.get(); }
@@ -136,7 +139,8 @@ public:
      * unreachable): endpoints are created with UCP_ERR_HANDLING_MODE_PEER. */
     bool peer_failed(int rank) const
     {
-        return failed_[rank].load(std::memory_order_acquire);
+        return static_cast<size_t>(rank) < peers_.size() &&
+               peers_[rank]->failed.load(std::memory_order_acquire);
     }
 
     /* "posix/memory", "tcp/lo": the transport carrying RMA to @a rank */
@@ -157,11 +161,11 @@ public:
     /* "rma posix/memory.0", "am tcp/lo.0" */
     std::string write_lane_name(int rank) const;
 
-    /* Memory the node ids in @a senders (bit i: id i) may write through the
+    /* Memory the node ids in @a senders may write through the
      * active-message lane (every mirrored region's local copy); anything
      * else is rejected, counted and logged once. Gives @a mem its write key
      * (in its descriptor), so allow before exchanging it. */
-    ucs_status_t allow_writes(registered_memory &mem, uint64_t senders);
+    ucs_status_t allow_writes(registered_memory &mem, const rank_set &senders);
     void forbid_writes(const registered_memory &mem);
     tc_write_lane_stats_t write_lane_stats() const;
 
@@ -181,16 +185,18 @@ private:
     worker_ptr             worker_;
     engine_ptr             engine_;
     std::vector<ucp_ep_h>  eps_;
-    std::unique_ptr<std::atomic<bool>[]> failed_;
-    struct err_arg {
-        ucp_node *node;
-        int      rank;
+    /* What the node keeps per peer id; UCX holds its address as the
+     * endpoint's error argument, so each lives apart and never moves. */
+    struct peer {
+        int               rank;
+        std::atomic<bool> failed{false};
+        /* the lane writes take, TC_WRITE_LANE_AUTO until looked at */
+        tc_write_lane_mode_t lane = TC_WRITE_LANE_AUTO;
     };
-    std::vector<err_arg>   err_args_;
+    void add_peers(size_t count);
+    std::vector<std::unique_ptr<peer>> peers_;   /* by id */
     std::vector<bool>      peer_errors_;  /* endpoint has peer error handling */
     write_lane_ptr         write_lane_;
-    /* by rank: the lane writes take, TC_WRITE_LANE_AUTO until looked at */
-    mutable std::vector<tc_write_lane_mode_t> write_lane_kind_;
     ucs_status_t           status_;
 };
 

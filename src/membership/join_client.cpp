@@ -165,7 +165,10 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
     }
     if (r.member_count < 1 || r.member_count > join::kMaxMembers || r.sender_count < 0 ||
         r.sender_count > r.member_count || r.rendezvous_size != r.member_count ||
-        r.id < 0 || r.id >= join::kMaxMembers) {
+        r.id < 0 || r.id >= join::kMaxMemberId ||
+        !std::all_of(r.members, r.members + r.member_count, join::valid_member_id) ||
+        !std::all_of(r.senders, r.senders + r.sender_count, join::valid_member_id) ||
+        !std::all_of(r.rendezvous, r.rendezvous + r.rendezvous_size, join::valid_member_id)) {
         ucs_error("group: %s sent an invalid admission", contact.c_str());
         return UCS_ERR_IO_ERROR;
     }

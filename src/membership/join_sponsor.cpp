@@ -73,8 +73,11 @@ const char *join_sponsor::refusal(const join::request &r) const
     if (ctx_.settings.threaded) {
         return "this group has threaded senders, which do not support joins";
     }
-    if (max_id_ + 1 >= join::kMaxMembers) {
+    if (max_id_ + 1 >= join::kMaxMemberId) {
         return "no member id left";
+    }
+    if (ctx_.map.current().members.size() + 1 > static_cast<size_t>(join::kMaxMembers)) {
+        return "the group has its maximum number of members";
     }
     return nullptr;
 }

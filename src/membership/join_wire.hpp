@@ -28,7 +28,12 @@ constexpr uint32_t kRequestMagic = 0x524a4354; /* "TCJR" */
 constexpr uint32_t kReplyMagic   = 0x414a4354; /* "TCJA" */
 constexpr uint32_t kChallengeMagic = 0x434a4354; /* "TCJC" */
 constexpr uint32_t kVersion      = 3;
-constexpr int      kMaxMembers   = ucp_node::kMaxNodes;
+/* members of a view a joiner enters (the wire's arrays); member ids are
+ * node ids, of any job size below ucp_node::kMaxNodeId */
+constexpr int      kMaxMembers   = group::kMaxMembers;
+constexpr int      kMaxMemberId  = ucp_node::kMaxNodeId;
+
+inline bool valid_member_id(int32_t id) { return id >= 0 && id < kMaxMemberId; }
 
 /* The sponsor's first words to a new connection. */
 struct challenge {

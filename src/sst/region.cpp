@@ -28,9 +28,9 @@ ucs_status_t mirrored_region::create(ucp_node &node, std::span<const int> member
         } else {
             region->node_ = &node;
             /* only the region's members may write it over the AM lane */
-            uint64_t senders = 0;
+            rank_set senders;
             for (int m : members) {
-                senders |= uint64_t{1} << m;
+                senders.insert(m);
             }
             if (node.allow_writes(*region->local_, senders) != UCS_OK) {
                 region->local_.reset();   /* logged; the peers hear it below */

@@ -114,7 +114,7 @@ public:
         }
         /* only the previous rank writes here, over whichever lane */
         const int prev = (node_.rank() + node_.size() - 1) % node_.size();
-        ucs_status_t status = node_.allow_writes(recv_, uint64_t{1} << prev);
+        ucs_status_t status = node_.allow_writes(recv_, tc::rank_set{prev});
         return (status != UCS_OK) ? status : node_.exchange(recv_, remotes_);
     }
 

@@ -158,6 +158,23 @@ static void tc_ifunc_mailbox_unmap(tc_ifunc_mailbox_h mbox)
     ucp_mem_unmap(mbox->context, mbox->memh);
 }
 
+/* Every rank of the job may write the region over the AM lane. */
+static ucs_status_t tc_mbox_allow_ranks(tc_ifunc_mailbox_h mbox)
+{
+    const size_t words = ((size_t)mbox->size + 63) / 64;
+    uint64_t *ranks    = calloc(words, sizeof(*ranks));
+    ucs_status_t status;
+
+    if (ranks == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    memset(ranks, 0xff, words * sizeof(*ranks));   /* the lane drops bits past size */
+    status = tc_write_lane_allow(mbox->lane, mbox->region, mbox->region_len, ranks,
+                                 (size_t)mbox->size, &mbox->region_key);
+    free(ranks);
+    return status;
+}
+
 static ucs_status_t tc_ifunc_mailbox_map(tc_ifunc_mailbox_h mbox,
                                          size_t *rings_offset_p)
 {
@@ -197,10 +214,7 @@ static ucs_status_t tc_ifunc_mailbox_map(tc_ifunc_mailbox_h mbox,
 
     status = tc_write_lane_create(mbox->worker, &mbox->lane);
     if (status == UCS_OK) {
-        status = tc_write_lane_allow(mbox->lane, mbox->region, mbox->region_len,
-                                     (mbox->size >= 64) ? TC_WRITE_LANE_ANY_SENDER :
-                                                          (1ull << mbox->size) - 1,
-                                     &mbox->region_key);
+        status = tc_mbox_allow_ranks(mbox);
     }
     if (status != UCS_OK) {
         tc_write_lane_destroy(mbox->lane);

@@ -50,7 +50,8 @@ typedef struct tc_write_region {
     uint64_t  key;
     uintptr_t base;
     size_t    length;
-    uint64_t  senders;
+    uint64_t  *senders;      /* bit i of word i / 64: sender i; NULL: any */
+    size_t    num_senders;   /* bits in senders */
 } tc_write_region_t;
 
 typedef enum {
@@ -100,6 +101,34 @@ static void tc_write_lane_reject(tc_write_lane_h lane, tc_write_reject_t why,
     }
 }
 
+static int tc_write_region_admits(const tc_write_region_t *region, uint32_t sender)
+{
+    return (region->senders == NULL) ||
+           ((sender < region->num_senders) &&
+            (region->senders[sender / 64] & (1ull << (sender % 64))));
+}
+
+/* A private copy of a caller's sender set (NULL stays NULL: any sender). */
+static ucs_status_t tc_write_senders_dup(const uint64_t *senders, size_t num_senders,
+                                         uint64_t **copy_p)
+{
+    const size_t words = (num_senders + 63) / 64;
+
+    *copy_p = NULL;
+    if (senders == NULL) {
+        return UCS_OK;
+    }
+    *copy_p = calloc((words > 0) ? words : 1, sizeof(uint64_t));
+    if (*copy_p == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    memcpy(*copy_p, senders, words * sizeof(uint64_t));
+    if (num_senders % 64) {   /* bits past num_senders admit no one */
+        (*copy_p)[words - 1] &= (1ull << (num_senders % 64)) - 1;
+    }
+    return UCS_OK;
+}
+
 static ucs_status_t tc_write_lane_on_am(void *arg, const void *header, size_t header_length,
                                         void *data, size_t length,
                                         const ucp_am_recv_param_t *param)
@@ -136,7 +165,7 @@ static ucs_status_t tc_write_lane_on_am(void *arg, const void *header, size_t he
     } else if ((hdr.address < region->base) || (hdr.address - region->base >= region->length) ||
                (length > region->length - (hdr.address - region->base))) {
         tc_write_lane_reject(lane, TC_WRITE_REJECT_RANGE, &hdr, length);
-    } else if ((hdr.sender >= 64) || !(region->senders & (1ull << hdr.sender))) {
+    } else if (!tc_write_region_admits(region, hdr.sender)) {
         tc_write_lane_reject(lane, TC_WRITE_REJECT_SENDER, &hdr, length);
     } else {
         memcpy((void*)(uintptr_t)hdr.address, data, length);
@@ -216,6 +245,7 @@ ucs_status_t tc_write_lane_create(ucp_worker_h worker, tc_write_lane_h *lane_p)
 void tc_write_lane_destroy(tc_write_lane_h lane)
 {
     tc_write_lane_h *link;
+    size_t i;
 
     if (lane == NULL) {
         return;
@@ -236,6 +266,9 @@ void tc_write_lane_destroy(tc_write_lane_h lane)
         (void)tc_write_lane_set_handler(lane, NULL);
     }
     pthread_mutex_destroy(&lane->lock);
+    for (i = 0; i < lane->num_regions; ++i) {
+        free(lane->regions[i].senders);
+    }
     free(lane->regions);
     free(lane);
 }
@@ -270,13 +303,19 @@ void tc_write_lane_describe(tc_write_lane_h lane, ucp_ep_h ep, char *out, size_t
 }
 
 ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
-                                 uint64_t senders, uint64_t *key_p)
+                                 const uint64_t *senders, size_t num_senders,
+                                 uint64_t *key_p)
 {
     tc_write_region_t *regions;
-    ucs_status_t status = UCS_OK;
+    uint64_t *admitted;
+    ucs_status_t status;
     uintptr_t start     = (uintptr_t)base;
     size_t i;
 
+    status = tc_write_senders_dup(senders, num_senders, &admitted);
+    if (status != UCS_OK) {
+        return status;
+    }
     pthread_mutex_lock(&lane->lock);
     for (i = 0; i < lane->num_regions; ++i) {
         if ((start < lane->regions[i].base + lane->regions[i].length) &&
@@ -298,26 +337,38 @@ ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
         lane->max_regions = lane->max_regions ? 2 * lane->max_regions : 8;
     }
     *key_p = ++lane->last_key;
-    lane->regions[lane->num_regions++] = (tc_write_region_t){*key_p, start, len, senders};
+    lane->regions[lane->num_regions++] = (tc_write_region_t){*key_p, start, len, admitted,
+                                                             num_senders};
+    admitted = NULL;   /* the region owns it */
 out:
     pthread_mutex_unlock(&lane->lock);
+    free(admitted);
     return status;
 }
 
 ucs_status_t tc_write_lane_set_senders(tc_write_lane_h lane, const void *base,
-                                       uint64_t senders)
+                                       const uint64_t *senders, size_t num_senders)
 {
     ucs_status_t status = UCS_ERR_NO_ELEM;
+    uint64_t *admitted;
     size_t i;
 
+    if (tc_write_senders_dup(senders, num_senders, &admitted) != UCS_OK) {
+        return UCS_ERR_NO_MEMORY;
+    }
     pthread_mutex_lock(&lane->lock);
     for (i = 0; i < lane->num_regions; ++i) {
         if (lane->regions[i].base == (uintptr_t)base) {
-            lane->regions[i].senders = senders;
-            status                   = UCS_OK;
+            free(lane->regions[i].senders);
+            lane->regions[i].senders     = admitted;
+            lane->regions[i].num_senders = num_senders;
+            admitted                     = NULL;
+            status                       = UCS_OK;
+            break;
         }
     }
     pthread_mutex_unlock(&lane->lock);
+    free(admitted);
     return status;
 }
 
@@ -328,6 +379,7 @@ void tc_write_lane_forbid(tc_write_lane_h lane, const void *base)
     pthread_mutex_lock(&lane->lock);
     for (i = 0; i < lane->num_regions; ++i) {
         if (lane->regions[i].base == (uintptr_t)base) {
+            free(lane->regions[i].senders);
             lane->regions[i] = lane->regions[--lane->num_regions];
             break;
         }

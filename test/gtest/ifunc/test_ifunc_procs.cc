@@ -19,11 +19,12 @@ namespace {
 class ifunc_procs : public ::testing::TestWithParam<std::string> {
 protected:
     tc_test::run_result probe(int n, const std::string &args,
-                              const std::string &env = "")
+                              const std::string &env = "", int timeout_s = 60)
     {
         return tc_test::run_command("UCX_TLS=" + GetParam() + " " + env + " " +
                                     tc_test::build_path("src/tools/twochains-run") +
-                                    " -n " + std::to_string(n) + " --timeout 60 -- " +
+                                    " -n " + std::to_string(n) + " --timeout " +
+                                    std::to_string(timeout_s) + " -- " +
                                     tc_test::build_path("test/helpers/ifunc_probe") + " " + args);
     }
 
@@ -70,6 +71,14 @@ TEST_P(ifunc_procs, four_procs_to_one_receiver_copy)
 TEST_P(ifunc_procs, four_procs_to_one_receiver_inplace)
 {
     expect_ok(probe(4, "-n 30 -p inplace"), 4, 3 * frames_per_sender(30));
+}
+
+/* 70 processes: senders 64..69 are past any 64-bit mask of ranks (the
+ * write lane once rejected them, so over tcp their frames and credits were
+ * lost); every frame of every sender runs at rank 0 */
+TEST_P(ifunc_procs, seventy_procs_ranks_past_64_reach_the_receiver)
+{
+    expect_ok(probe(70, "-n 2 -p copy -t 200", "", 240), 70, 69 * frames_per_sender(2));
 }
 
 TEST_P(ifunc_procs, trust_mode_and_checksummed_frames)

@@ -15,11 +15,28 @@
 
 #include <chrono>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace {
+
+/* A sender set as the lane takes it: bit i of word i / 64 for sender i. */
+struct sender_bits {
+    std::vector<uint64_t> words;
+
+    sender_bits(std::initializer_list<uint32_t> ids)
+    {
+        for (uint32_t id : ids) {
+            if (id / 64 >= words.size()) {
+                words.resize(id / 64 + 1, 0);
+            }
+            words[id / 64] |= uint64_t{1} << (id % 64);
+        }
+    }
+    size_t bits() const { return words.size() * 64; }
+};
 
 /* Two workers of one context, an endpoint from the sender to the receiver,
  * and a write lane on each (the receiver's stores, the sender's sends). */
@@ -120,9 +137,10 @@ public:
     }
 
     /* the region the writes go to: [base, base+len) for @a senders */
-    ucs_status_t allow(void *base, size_t len, uint64_t senders)
+    ucs_status_t allow(void *base, size_t len, const sender_bits &senders)
     {
-        return tc_write_lane_allow(recv_lane_, base, len, senders, &key_);
+        return tc_write_lane_allow(recv_lane_, base, len, senders.words.data(), senders.bits(),
+                                   &key_);
     }
 
     /* a write, completed at the sender, then the receiver drained; to the
@@ -216,7 +234,7 @@ TEST_P(write_lane, chooses_the_lane_and_the_bytes_land)
 {
     lane_pair p(GetParam().tls, GetParam().mode);
     EXPECT_EQ(GetParam().expected, p.kind_);
-    ASSERT_EQ(UCS_OK, p.allow(p.region_, p.kRegion, 1));
+    ASSERT_EQ(UCS_OK, p.allow(p.region_, p.kRegion, {0}));
 
     for (size_t len : {size_t{1}, size_t{8}, size_t{192}, size_t{4096}, p.kRegion - 64}) {
         const auto src = pattern(len, static_cast<uint8_t>(len));
@@ -239,7 +257,7 @@ TEST_P(write_lane, chooses_the_lane_and_the_bytes_land)
 TEST_P(write_lane, data_stays_before_its_counter)
 {
     lane_pair p(GetParam().tls, GetParam().mode);
-    ASSERT_EQ(UCS_OK, p.allow(p.region_, p.kRegion, 1));
+    ASSERT_EQ(UCS_OK, p.allow(p.region_, p.kRegion, {0}));
     constexpr size_t kData = 1024;
     constexpr uint64_t kRounds = 2000;
     std::vector<uint64_t> data(kData / sizeof(uint64_t));
@@ -300,12 +318,12 @@ TEST_P(write_lane_rejects, bad_writes_are_counted_and_the_next_one_lands)
     /* the region is the second half; sender 2 only */
     uint8_t *half = p.region_ + p.kRegion / 2;
     const uint64_t half_addr = p.base() + p.kRegion / 2;
-    ASSERT_EQ(UCS_OK, p.allow(half, p.kRegion / 2, 1ull << 2));
+    ASSERT_EQ(UCS_OK, p.allow(half, p.kRegion / 2, {2}));
     const uint64_t key = p.key_;
     tc_test::scoped_log_expect logs;
     uint64_t overlap_key = 0;
     EXPECT_EQ(UCS_ERR_ALREADY_EXISTS,
-              tc_write_lane_allow(p.recv_lane_, half + 8, 8, 1ull << 2, &overlap_key));
+              tc_write_lane_allow(p.recv_lane_, half + 8, 8, nullptr, 0, &overlap_key));
     EXPECT_EQ(1u, logs.count("overlaps"));
     const auto bad  = pattern(256, 0xa5);
     uint64_t good_n = 0;
@@ -370,18 +388,55 @@ TEST_P(write_lane_rejects, bad_writes_are_counted_and_the_next_one_lands)
 
     /* a new region at the same address has a new key: a late write for
      * the old one still does not land in it */
-    ASSERT_EQ(UCS_OK, p.allow(half, p.kRegion / 2, 1ull << 2));
+    ASSERT_EQ(UCS_OK, p.allow(half, p.kRegion / 2, {2}));
     EXPECT_NE(key, p.key_);
     p.write(late.data(), late.size(), half_addr + 1024, 2, key);
     EXPECT_NE(0, std::memcmp(late.data(), half + 1024, late.size()));
     EXPECT_EQ(2u, p.stats().dropped_late);
 
     /* a view changed: sender 2 left, sender 3 joined */
-    ASSERT_EQ(UCS_OK, tc_write_lane_set_senders(p.recv_lane_, half, 1ull << 3));
+    const sender_bits three{3};
+    ASSERT_EQ(UCS_OK, tc_write_lane_set_senders(p.recv_lane_, half, three.words.data(),
+                                                three.bits()));
     p.write(late.data(), late.size(), half_addr + 1024, 2);
     EXPECT_EQ(5u, p.stats().rejected_sender);
     ASSERT_EQ(UCS_OK, p.write(late.data(), late.size(), half_addr + 1024, 3));
     EXPECT_EQ(0, std::memcmp(late.data(), half + 1024, late.size()));
+}
+
+/* Sender ids are ranks of any job size: ids past 64 that a region admits
+ * land, others are rejected as non-members, and a region that admits any
+ * sender takes any id. */
+TEST_P(write_lane_rejects, senders_of_any_rank)
+{
+    lane_pair p(GetParam(), "am");
+    ASSERT_EQ(TC_WRITE_LANE_AM, p.kind_);
+    uint8_t *half            = p.region_ + p.kRegion / 2;
+    const uint64_t half_addr = p.base() + p.kRegion / 2;
+    ASSERT_EQ(UCS_OK, p.allow(half, p.kRegion / 2, {1, 64, 69, 4095}));
+    tc_test::scoped_log_expect logs;
+    uint64_t stored = 0;
+    for (uint32_t sender : {1u, 64u, 69u, 4095u}) {
+        const auto src = pattern(64, static_cast<uint8_t>(sender));
+        ASSERT_EQ(UCS_OK, p.write(src.data(), src.size(), half_addr + 256, sender));
+        EXPECT_EQ(0, std::memcmp(src.data(), half + 256, src.size())) << "sender " << sender;
+        EXPECT_EQ(++stored, p.stats().stored);
+    }
+    const auto bad = pattern(64, 0xee);
+    for (uint32_t sender : {0u, 63u, 65u, 4094u, 4096u, 1u << 31}) {
+        p.write(bad.data(), bad.size(), half_addr + 256, sender);
+    }
+    EXPECT_EQ(6u, p.stats().rejected_sender);
+    EXPECT_NE(0, std::memcmp(bad.data(), half + 256, bad.size()));
+    EXPECT_EQ(1u, logs.count("rejected a non-member write"));
+
+    /* any sender: no set */
+    tc_write_lane_forbid(p.recv_lane_, half);
+    ASSERT_EQ(UCS_OK, tc_write_lane_allow(p.recv_lane_, half, p.kRegion / 2, nullptr, 0,
+                                          &p.key_));
+    const auto any = pattern(64, 0x42);
+    ASSERT_EQ(UCS_OK, p.write(any.data(), any.size(), half_addr + 512, 100000));
+    EXPECT_EQ(0, std::memcmp(any.data(), half + 512, any.size()));
 }
 
 INSTANTIATE_TEST_SUITE_P(transports, write_lane_rejects, testing::Values("posix,self", "tcp,self"),

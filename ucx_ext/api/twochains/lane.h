@@ -45,9 +45,6 @@ extern const char *tc_write_lane_mode_names[];
 /** The active-message id the write lane registers on its worker. */
 #define TC_WRITE_LANE_AM_ID 0x7c
 
-/** Senders mask that admits every sender id. */
-#define TC_WRITE_LANE_ANY_SENDER UINT64_MAX
-
 /**
  * What travels with a write on the active-message lane. UCX 1.13 reads an
  * active message's header when the send completes (it has no COPY_HEADER
@@ -56,7 +53,7 @@ extern const char *tc_write_lane_mode_names[];
 typedef struct tc_write_header {
     uint64_t address;   /**< where the bytes go, in the receiver's space */
     uint64_t region;    /**< the region's key at the receiver (tc_write_lane_allow) */
-    uint32_t sender;    /**< the sender's id, 0..63 */
+    uint32_t sender;    /**< the sender's id: its rank, any size of job */
     uint32_t magic;     /**< TC_WRITE_HEADER_MAGIC */
 } tc_write_header_t;
 
@@ -114,9 +111,11 @@ tc_write_lane_mode_t tc_write_lane_resolve(tc_write_lane_h lane, ucp_ep_h ep);
 void tc_write_lane_describe(tc_write_lane_h lane, ucp_ep_h ep, char *out, size_t max);
 
 /**
- * Let the senders in @a senders (bit i: sender id i) write [base, base+len)
- * through the AM lane. Every other write is rejected, counted and logged
- * once per reason. Regions must not overlap.
+ * Let the senders in @a senders write [base, base+len) through the AM lane:
+ * a set of @a num_senders bits, bit i of word i / 64 for sender id i (a
+ * job's rank, of any job size), copied; NULL admits any sender. Every
+ * other write is rejected, counted and logged once per reason. Regions must
+ * not overlap.
  *
  * *@a key_p is the region's key: writers name the region by it (it goes to
  * them with the rkey), so a write meant for a region that has ended is
@@ -125,13 +124,15 @@ void tc_write_lane_describe(tc_write_lane_h lane, ucp_ep_h ep, char *out, size_t
  * reused on a lane.
  */
 ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
-                                 uint64_t senders, uint64_t *key_p);
+                                 const uint64_t *senders, size_t num_senders,
+                                 uint64_t *key_p);
 
-/** Replace the senders of the region at @a base. The group does not call
+/** Replace the senders of the region at @a base (as tc_write_lane_allow
+ * takes them). The group does not call
  * it: a departed member's late writes land in its own row, which no view
  * after it reads, and rejecting them would log failures as attacks. */
 ucs_status_t tc_write_lane_set_senders(tc_write_lane_h lane, const void *base,
-                                       uint64_t senders);
+                                       const uint64_t *senders, size_t num_senders);
 
 /** No one may write the region at @a base any more. Writes for it that
  * arrive later are dropped and counted as late (UCS_LOG_LEVEL_DEBUG): on the
