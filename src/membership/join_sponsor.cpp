@@ -6,6 +6,7 @@
 #include <ucs/debug/log_def.h>
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -113,9 +114,11 @@ void join_sponsor::turn_away(const char *why)
         answer_refusal(joiner_, why, UCS_ERR_CANCELED);
         ++turned_away;
     }
-    /* the backlog: connections the kernel accepted while we did not serve */
-    for (join::socket_fd s = join::accept_pending(*listener_); s.valid();
-         s = join::accept_pending(*listener_)) {
+    /* the backlog: connections the kernel accepted while we did not serve;
+     * at most a listen queue's worth, so that a client connecting without
+     * pause cannot hold our close */
+    for (join::socket_fd s = join::accept_pending(*listener_);
+         s.valid() && turned_away <= SOMAXCONN; s = join::accept_pending(*listener_)) {
         answer_refusal(s, why, UCS_ERR_CANCELED);
         ++turned_away;
     }
