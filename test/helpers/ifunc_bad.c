@@ -135,7 +135,7 @@ static void wait_req(sender_t *s, ucs_status_ptr_t req)
  * with @a trailer 0 the last byte is left out */
 static void raw_put(sender_t *s, uint32_t slot, uint32_t len, int trailer)
 {
-    tc_ifunc_peer_t *p = &s->mbox->peers[0];
+    tc_ifunc_peer_t *p = ifunc_pair_ring(s->mbox, 0);
     uint64_t remote    = p->ring_addr + (uint64_t)slot * p->slot_size;
     ucp_request_param_t param = {0};
     uint32_t body      = trailer ? len : len - 1;
@@ -161,7 +161,7 @@ static void send_bad_compact(sender_t *s, bad_case_t c, uint32_t seq)
     uint32_t hdr  = (type == TC_FRAME_CACHED) ? TC_FRAME_COMPACT_CACHED_HDR :
                                                 TC_FRAME_COMPACT_LOCAL_HDR;
     uint32_t size = tc_frame_compact_size(hdr, SUM_VALUES * sizeof(int64_t));
-    tc_ifunc_peer_t *p = &s->mbox->peers[0];
+    tc_ifunc_peer_t *p = ifunc_pair_ring(s->mbox, 0);
     tc_frame_desc_t desc;
     int64_t *payload;
     unsigned j;
@@ -280,7 +280,7 @@ static void send_bad(sender_t *s, bad_case_t c, uint32_t seq)
 /* Until the receiver has given back the credits of a whole lap */
 static void wait_first_lap_credits(sender_t *s, const char *failure)
 {
-    volatile uint64_t *credit = &s->mbox->credits[0];
+    volatile uint64_t *credit = ifunc_pair_ring(s->mbox, 0)->credit;
     double deadline           = tc_ifunc_now() + 20;
 
     while ((*credit < DEPTH) && (tc_ifunc_now() < deadline)) {
@@ -312,8 +312,8 @@ static void run_sender(sender_t *s, bad_case_t c)
          * a sender preempted between memcpy's two overlapping stores does;
          * it sits there longer than the trailer timeout ... */
         build_sum(s, TC_FRAME_LOCAL, 0);
-        wait_req(s, ucp_put_nbx(s->mbox->peers[0].ep, s->frame, 8,
-                                s->mbox->peers[0].ring_addr, s->mbox->peers[0].rkey,
+        wait_req(s, ucp_put_nbx(ifunc_pair_ring(s->mbox, 0)->ep, s->frame, 8,
+                                ifunc_pair_ring(s->mbox, 0)->ring_addr, ifunc_pair_ring(s->mbox, 0)->rkey,
                                 &(ucp_request_param_t){0}));
         tc_ifunc_mailbox_flush(s->mbox, 10.0);
         deadline = tc_ifunc_now() + 0.2;

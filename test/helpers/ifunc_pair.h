@@ -32,4 +32,20 @@ static inline int ifunc_pair_start(tc_bootstrap_h *boot_p, int *rank_p, tc_ifunc
     return (tc_ifunc_pkg_load(prefix, "tcbench", pkg_p) == UCS_OK) ? 0 : -1;
 }
 
+/* Our ring at @a rank, asked for and granted (the raw senders write it
+ * themselves); NULL if that fails within 20 s */
+static inline tc_ifunc_peer_t *ifunc_pair_ring(tc_ifunc_mailbox_h mbox, int rank)
+{
+    double deadline = tc_ifunc_now() + 20;
+    ucs_status_t status;
+
+    while ((status = tc_ifunc_mailbox_connect(mbox, rank)) == UCS_INPROGRESS) {
+        tc_progress(tc_ifunc_mailbox_engine(mbox));
+        if (tc_ifunc_now() > deadline) {
+            return NULL;
+        }
+    }
+    return (status == UCS_OK) ? mbox->peers[rank] : NULL;
+}
+
 #endif

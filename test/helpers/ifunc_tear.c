@@ -99,7 +99,7 @@ static uint32_t build(sender_t *s, uint32_t seq)
 /* Bytes [off, off + len) of the frame into slot seq % DEPTH, landed */
 static void piece(sender_t *s, uint32_t seq, uint32_t off, uint32_t len)
 {
-    tc_ifunc_peer_t *p        = &s->mbox->peers[0];
+    tc_ifunc_peer_t *p        = ifunc_pair_ring(s->mbox, 0);
     uint64_t remote           = p->ring_addr + (uint64_t)(seq % DEPTH) * p->slot_size;
     ucp_request_param_t param = {0};
     uint8_t *held             = s->slots[seq % DEPTH];
@@ -132,7 +132,7 @@ static void pause_between(sender_t *s, unsigned us)
 
 static void wait_credits(sender_t *s, uint32_t seq)
 {
-    volatile uint64_t *credit = &s->mbox->credits[0];
+    volatile uint64_t *credit = ifunc_pair_ring(s->mbox, 0)->credit;
     double deadline           = tc_ifunc_now() + 20;
 
     while ((seq - *credit >= DEPTH) && (tc_ifunc_now() < deadline)) {

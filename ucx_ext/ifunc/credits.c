@@ -7,6 +7,9 @@
  * its consumed count back every depth/4 frames (and retries until it went
  * out), so a sender waiting for credits always gets them.
  *
+ * The credit word of a sender's frames to us is a line of the sender's own,
+ * which only we may write (peer_rings.c).
+ *
  * Invariants: the source word of a credit put is never rewritten while the
  * put is in flight; the zeroes of freed slots are ordered before the credit
  * that lets the sender reuse them.
@@ -21,11 +24,10 @@
 
 #include <ucs/debug/log_def.h>
 
-void tc_ifunc_mailbox_credit(tc_ifunc_mailbox_h mbox, int sender, int force)
+void tc_ifunc_mailbox_credit(tc_ifunc_mailbox_h mbox, tc_ifunc_rx_ring_t *rx, int force)
 {
-    tc_ifunc_ring_t *ring = &mbox->rx_rings[sender];
-    tc_ifunc_peer_t *peer = &mbox->peers[sender];
-    uint64_t *src         = &mbox->credit_src[sender * TC_IFUNC_CREDIT_STRIDE];
+    tc_ifunc_ring_t *ring = &rx->ring;
+    tc_ifunc_peer_t *peer = mbox->peers[ring->peer];
     ucp_request_param_t param;
     ucs_status_ptr_t req;
 
@@ -43,16 +45,15 @@ void tc_ifunc_mailbox_credit(tc_ifunc_mailbox_h mbox, int sender, int force)
 
     /* the freed slots' zeroes before the credit that lets them be reused */
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    *src                = ring->expect;
-    param.op_attr_mask  = UCP_OP_ATTR_FIELD_MEMH;
-    param.memh          = mbox->memh;
-    req = tc_write_lane_write(mbox->lane, peer->lane, peer->ep, (uint32_t)mbox->rank, src,
-                              sizeof(*src), peer->credit_addr, peer->rkey,
-                              peer->region_key, &param,
+    rx->credit_src     = ring->expect;
+    param.op_attr_mask = 0;
+    req = tc_write_lane_write(mbox->lane, peer->lane, peer->ep, (uint32_t)mbox->rank,
+                              &rx->credit_src, sizeof(rx->credit_src), rx->credit_addr,
+                              rx->credit_rkey, rx->credit_key, &param,
                               &ring->credit_header);
     if (UCS_PTR_IS_ERR(req)) {
         ucs_warn("ifunc rank %d: credit put to rank %d failed: %s", mbox->rank,
-                 sender, ucs_status_string(UCS_PTR_STATUS(req)));
+                 ring->peer, ucs_status_string(UCS_PTR_STATUS(req)));
         return;
     }
     ring->credit_req = req;

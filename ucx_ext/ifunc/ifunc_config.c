@@ -96,6 +96,13 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "Most frames one call of the mailbox poller runs.",
      ucs_offsetof(tc_ifunc_config_t, poll_batch), UCS_CONFIG_TYPE_UINT},
 
+    {"RING_IDLE", "4096",
+     "Empty reads of a sender's ring, in a row, after which the poll asks the\n"
+     "sender to ring a doorbell with its next frame and, if the sender agrees,\n"
+     "stops reading that ring: an empty poll then reads only the rings that had\n"
+     "frames lately, whatever the job size.",
+     ucs_offsetof(tc_ifunc_config_t, ring_idle), UCS_CONFIG_TYPE_UINT},
+
     {"TRAILER_TIMEOUT", "1s",
      "How long a frame that began to arrive (its signal, or a compact frame's\n"
      "sequence number) may wait for the rest of it before it is rejected as\n"
@@ -187,6 +194,7 @@ static void tc_ifunc_config_load(void)
         tc_ifunc_config.slot_size       = 4096;
         tc_ifunc_config.ring_depth      = 64;
         tc_ifunc_config.poll_batch      = 16;
+        tc_ifunc_config.ring_idle       = 4096;
         tc_ifunc_config.trailer_timeout = 1.0;
         tc_ifunc_config.cache_entries   = 256;
         tc_ifunc_config.pkg_path        = NULL;

@@ -1,22 +1,22 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * Mailboxes: receiver memory and its region, rkey exchange and connection,
- * barrier and flush. The credits are in credits.c, the poll in poll.c.
+ * Mailboxes: creation (what every rank publishes), barrier, flush and
+ * teardown. Rings and credit lines are made per peer on first contact
+ * (peer_rings.c); the credits are in credits.c, the poll in poll.c.
  *
- * One ucp_mem_map region per rank:
- *   [0, size*64)              credits[r]: how many of OUR frames rank r has
- *                             consumed -- written by r with a put
- *   [size*64, 2*size*64)      credit_src[s]: source buffer of our credit put
- *                             to sender s (never rewritten while in flight)
- *   [rings_offset, +size*depth*slot_size)
- *                             ring s: the frames rank s sends us
- * Each word sits in its own cache line. With UCX_TC_IFUNC_PLACEMENT=inplace
- * the rings are mapped read+write+execute. Frames and credits travel by the
- * worker's write lane (<twochains/lane.h>): puts where UCP has an RMA lane to
- * the peer, its active messages where UCP would emulate the put; the whole
- * region admits the mailbox's ranks as senders. The lane's handler stores
- * on this thread, inside the engine's worker progress, never during a poll.
+ * At creation each rank publishes, by one tc_bootstrap_allgatherv, its
+ * control tag, its ring geometry and (without the caller's endpoints) its
+ * worker address: O(job size) bytes per rank, nothing pinned, no endpoint.
+ * A sender's ring at rank r is one ucp_mem_map region at r
+ * (depth * slot_size bytes, read+write+execute with
+ * UCX_TC_IFUNC_PLACEMENT=inplace), and r's credits for it go into a line
+ * mapped at the sender; each has its own rkey, given to the one peer that
+ * writes it, and the worker's write lane (<twochains/lane.h>) admits that
+ * peer alone. Frames and credits travel by the write lane: puts where UCP
+ * has an RMA lane to the peer, its active messages where UCP would emulate
+ * the put. The lane's handler stores on this thread, inside the engine's
+ * worker progress, never during a poll.
  *
  * Threads: everything runs on the thread that drives the engine.
  */
@@ -34,25 +34,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#define TC_IFUNC_LINE 64u
-
+/* What a rank publishes at creation, followed by its worker address */
 typedef struct tc_ifunc_blob {
-    uint64_t region_addr;
-    uint64_t region_key;    /* the write lane's name for the region */
-    uint64_t rings_offset;
+    uint64_t tag;
     uint32_t slot_size;
     uint32_t depth;
-    uint32_t size;
     uint32_t signal;
-    uint32_t rkey_len;
     uint32_t addr_len;
 } tc_ifunc_blob_t;
 
 static unsigned tc_ifunc_mailbox_poller(void *arg)
 {
     return tc_ifunc_poll((tc_ifunc_mailbox_h)arg, 0);
+}
+
+/* With TC_IFUNC_MAILBOX_FLAG_NO_POLLER the caller reads the rings, but
+ * requests for rings are still served as the engine progresses: a peer's
+ * first frame must not wait for our first tc_ifunc_poll() */
+static unsigned tc_ifunc_mailbox_control_poller(void *arg)
+{
+    tc_ifunc_mailbox_h mbox = arg;
+
+    if ((mbox->ctrl_head == NULL) || mbox->in_poll) {
+        return 0;
+    }
+    tc_ifunc_ctrl_drain(mbox);
+    return 1;
 }
 
 static int tc_ifunc_req_done(void *arg)
@@ -146,258 +154,130 @@ static void tc_ifunc_mailbox_params_read(tc_ifunc_mailbox_h mbox,
                                               config->trailer_timeout);
 #undef TC_IFUNC_PARAM
     mbox->poll_batch   = config->poll_batch ? config->poll_batch : 1;
+    mbox->idle_reads   = config->ring_idle ? config->ring_idle : 1;
     mbox->credit_batch = (mbox->depth >= 4) ? mbox->depth / 4 : 1;
 }
 
-/* The region and its lane: nobody writes it after this */
-static void tc_ifunc_mailbox_unmap(tc_ifunc_mailbox_h mbox)
+/* Publish ours, keep everyone's: tag, geometry, worker address */
+static ucs_status_t tc_ifunc_mailbox_publish(tc_ifunc_mailbox_h mbox)
 {
-    tc_write_lane_forbid(mbox->lane, mbox->region);
-    tc_write_lane_destroy(mbox->lane);
-    mbox->lane = NULL;
-    ucp_mem_unmap(mbox->context, mbox->memh);
-}
-
-/* Every rank of the job may write the region over the AM lane. */
-static ucs_status_t tc_mbox_allow_ranks(tc_ifunc_mailbox_h mbox)
-{
-    const size_t words = ((size_t)mbox->size + 63) / 64;
-    uint64_t *ranks    = calloc(words, sizeof(*ranks));
-    ucs_status_t status;
-
-    if (ranks == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-    memset(ranks, 0xff, words * sizeof(*ranks));   /* the lane drops bits past size */
-    status = tc_write_lane_allow(mbox->lane, mbox->region, mbox->region_len, ranks,
-                                 (size_t)mbox->size, &mbox->region_key);
-    free(ranks);
-    return status;
-}
-
-static ucs_status_t tc_ifunc_mailbox_map(tc_ifunc_mailbox_h mbox,
-                                         size_t *rings_offset_p)
-{
-    ucp_mem_map_params_t mp = {0};
-    ucp_mem_attr_t attr;
-    size_t rings_offset, lines;
-    ucs_status_t status;
-
-    lines        = 2 * (size_t)mbox->size;
-    rings_offset = (lines * TC_IFUNC_LINE + 4095) & ~(size_t)4095;
-    mbox->region_len = rings_offset +
-                       (size_t)mbox->size * mbox->depth * mbox->slot_size;
-
-    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                    UCP_MEM_MAP_PARAM_FIELD_FLAGS;
-    mp.address    = NULL;
-    mp.length     = mbox->region_len;
-    mp.flags      = UCP_MEM_MAP_ALLOCATE;
-    status = ucp_mem_map(mbox->context, &mp, &mbox->memh);
-    if (status != UCS_OK) {
-        ucs_error("ifunc mailbox: ucp_mem_map of %zu bytes failed: %s",
-                  mbox->region_len, ucs_status_string(status));
-        return status;
-    }
-    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
-    status = ucp_mem_query(mbox->memh, &attr);
-    if (status != UCS_OK) {
-        ucs_error("ifunc mailbox: ucp_mem_query failed: %s", ucs_status_string(status));
-        ucp_mem_unmap(mbox->context, mbox->memh);
-        return status;
-    }
-    mbox->region = attr.address;
-    memset(mbox->region, 0, mbox->region_len);
-    mbox->credits    = (volatile uint64_t*)mbox->region;
-    mbox->credit_src = (uint64_t*)(mbox->region + mbox->size * TC_IFUNC_LINE);
-    mbox->rings      = mbox->region + rings_offset;
-
-    status = tc_write_lane_create(mbox->worker, &mbox->lane);
-    if (status == UCS_OK) {
-        status = tc_mbox_allow_ranks(mbox);
-    }
-    if (status != UCS_OK) {
-        tc_write_lane_destroy(mbox->lane);
-        mbox->lane = NULL;
-        ucp_mem_unmap(mbox->context, mbox->memh);
-        return status;
-    }
-
-    if (mbox->rx.placement == TC_IFUNC_PLACEMENT_INPLACE) {
-        /* the paper's compact mode: code runs where it landed */
-        if (mprotect(mbox->rings, mbox->region_len - rings_offset,
-                     PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
-            ucs_error("ifunc mailbox: cannot make the rings executable (%m); "
-                      "use UCX_TC_IFUNC_PLACEMENT=copy");
-            tc_ifunc_mailbox_unmap(mbox);
-            return UCS_ERR_UNSUPPORTED;
-        }
-    }
-    *rings_offset_p = rings_offset;
-    return UCS_OK;
-}
-
-static ucs_status_t tc_ifunc_mailbox_connect(tc_ifunc_mailbox_h mbox,
-                                             const tc_ifunc_mailbox_params_t *params,
-                                             size_t rings_offset)
-{
-    int own_eps = !(params && (params->field_mask & TC_IFUNC_MAILBOX_PARAM_FIELD_EPS));
     ucp_address_t *address = NULL;
-    size_t address_len = 0, rkey_len, blob_len, *lens, off;
-    void *rkey_buf, *all = NULL;
-    tc_ifunc_blob_t *blob, remote;
-    ucp_ep_params_t ep_params;
+    size_t address_len     = 0, blob_len, off;
+    tc_ifunc_blob_t *blob = NULL, remote;
+    size_t *lens;
     ucs_status_t status;
     uint8_t *p;
     int r;
 
-    status = ucp_rkey_pack(mbox->context, mbox->memh, &rkey_buf, &rkey_len);
-    if (status != UCS_OK) {
-        ucs_error("ifunc mailbox: ucp_rkey_pack failed: %s", ucs_status_string(status));
-        return status;
-    }
-    if (own_eps) {
+    if (mbox->caller_eps == NULL) {
         status = ucp_worker_get_address(mbox->worker, &address, &address_len);
         if (status != UCS_OK) {
             ucs_error("ifunc mailbox: ucp_worker_get_address failed: %s",
                       ucs_status_string(status));
-            goto out_rkey;
+            return status;
         }
     }
-
-    blob_len = sizeof(*blob) + rkey_len + address_len;
+    blob_len = sizeof(*blob) + address_len;
     blob     = calloc(1, blob_len);
     lens     = calloc(mbox->size, sizeof(*lens));
-    if ((blob == NULL) || (lens == NULL)) {
+    mbox->infos = calloc(mbox->size, sizeof(*mbox->infos));
+    if ((blob == NULL) || (lens == NULL) || (mbox->infos == NULL)) {
         status = UCS_ERR_NO_MEMORY;
-        goto out_free;
+        goto out;
     }
-    blob->region_addr  = (uintptr_t)mbox->region;
-    blob->region_key   = mbox->region_key;
-    blob->rings_offset = rings_offset;
-    blob->slot_size    = mbox->slot_size;
-    blob->depth        = mbox->depth;
-    blob->size         = mbox->size;
-    blob->signal       = mbox->signal;
-    blob->rkey_len     = rkey_len;
-    blob->addr_len     = address_len;
-    memcpy(blob + 1, rkey_buf, rkey_len);
+    blob->tag       = mbox->tag;
+    blob->slot_size = mbox->slot_size;
+    blob->depth     = mbox->depth;
+    blob->signal    = mbox->signal;
+    blob->addr_len  = address_len;
     if (address_len != 0) {
-        memcpy((uint8_t*)(blob + 1) + rkey_len, address, address_len);
+        memcpy(blob + 1, address, address_len);
     }
 
     /* nothing is in flight yet: the blocking collective is safe here */
-    status = tc_bootstrap_allgatherv(mbox->boot, blob, blob_len, &all, lens);
+    status = tc_bootstrap_allgatherv(mbox->boot, blob, blob_len, &mbox->infos_blob, lens);
     if (status != UCS_OK) {
-        goto out_free;
+        goto out;
     }
-
-    if (own_eps) {
-        mbox->own_eps = calloc(mbox->size, sizeof(ucp_ep_h));
-        if (mbox->own_eps == NULL) {
-            status = UCS_ERR_NO_MEMORY;
-            goto out_free;
-        }
-    }
+    mbox->min_slot = UINT32_MAX;
     for (r = 0, off = 0; r < mbox->size; off += lens[r], ++r) {
-        tc_ifunc_peer_t *peer = &mbox->peers[r];
-
-        p = (uint8_t*)all + off;
+        p = (uint8_t*)mbox->infos_blob + off;
         if (lens[r] < sizeof(remote)) {
             status = UCS_ERR_INVALID_PARAM;
-            goto out_free;
+            goto out;
         }
         memcpy(&remote, p, sizeof(remote));
-        if ((remote.size != (uint32_t)mbox->size) ||
-            (lens[r] != sizeof(remote) + remote.rkey_len + remote.addr_len) ||
-            (own_eps && (remote.addr_len == 0))) {
+        if ((lens[r] != sizeof(remote) + remote.addr_len) ||
+            ((mbox->caller_eps == NULL) && (remote.addr_len == 0)) ||
+            (remote.slot_size < TC_FRAME_MIN_SIZE) || (remote.depth == 0) ||
+            (remote.signal >= TC_IFUNC_SIGNAL_LAST)) {
             ucs_error("ifunc mailbox: rank %d sent an inconsistent descriptor", r);
             status = UCS_ERR_INVALID_PARAM;
-            goto out_free;
+            goto out;
         }
-        if (own_eps) {
-            ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-            ep_params.address    = (const ucp_address_t*)(p + sizeof(remote) +
-                                                          remote.rkey_len);
-            status = ucp_ep_create(mbox->worker, &ep_params, &mbox->own_eps[r]);
-            if (status != UCS_OK) {
-                ucs_error("ifunc mailbox: ucp_ep_create to rank %d failed: %s", r,
-                          ucs_status_string(status));
-                mbox->own_eps[r] = NULL;
-                goto out_free;
-            }
-            peer->ep = mbox->own_eps[r];
-        } else {
-            peer->ep = params->eps[r];
+        mbox->infos[r].tag       = remote.tag;
+        mbox->infos[r].slot_size = remote.slot_size;
+        mbox->infos[r].depth     = remote.depth;
+        mbox->infos[r].signal    = remote.signal;
+        mbox->infos[r].addr_len  = remote.addr_len;
+        mbox->infos[r].address   = p + sizeof(remote);
+        if (remote.slot_size < mbox->min_slot) {
+            mbox->min_slot = remote.slot_size;
         }
-        status = ucp_ep_rkey_unpack(peer->ep, p + sizeof(remote), &peer->rkey);
-        if (status != UCS_OK) {
-            ucs_error("ifunc mailbox: rkey of rank %d: %s", r,
-                      ucs_status_string(status));
-            peer->rkey = NULL;
-            goto out_free;
-        }
-        peer->ring_addr    = remote.region_addr + remote.rings_offset +
-                             (uint64_t)mbox->rank * remote.depth * remote.slot_size;
-        peer->credit_addr  = remote.region_addr + (uint64_t)mbox->rank * TC_IFUNC_LINE;
-        peer->region_key   = remote.region_key;
-        peer->slot_size    = remote.slot_size;
-        peer->depth        = remote.depth;
-        peer->trailer_mode = (remote.signal == TC_IFUNC_SIGNAL_TRAILER);
-        mbox->rx_rings[r].trailer_mode = peer->trailer_mode;
-        (void)tc_put_lane_describe(peer->ep, peer->transport, sizeof(peer->transport));
-        peer->lane = tc_write_lane_resolve(mbox->lane, peer->ep);
-        tc_write_lane_describe(mbox->lane, peer->ep, peer->lane_name, sizeof(peer->lane_name));
     }
     status = UCS_OK;
 
-out_free:
-    free(all);
+out:
     free(lens);
     free(blob);
     if (address != NULL) {
         ucp_worker_release_address(mbox->worker, address);
     }
-out_rkey:
-    ucp_rkey_buffer_release(rkey_buf);
     return status;
 }
 
 static void tc_ifunc_mailbox_disconnect(tc_ifunc_mailbox_h mbox, int collective)
 {
     ucp_request_param_t param;
+    tc_ifunc_peer_t *peer;
     int r;
 
     for (r = 0; r < mbox->size; ++r) {
-        if (mbox->rx_rings[r].credit_req != NULL) {
-            tc_ifunc_request_wait(mbox->engine, mbox->rx_rings[r].credit_req, 5.0);
-            mbox->rx_rings[r].credit_req = NULL;
+        peer = mbox->peers[r];
+        if ((peer != NULL) && (peer->rx != NULL) && (peer->rx->ring.credit_req != NULL)) {
+            tc_ifunc_request_wait(mbox->engine, peer->rx->ring.credit_req, 5.0);
+            peer->rx->ring.credit_req = NULL;
         }
-        if (mbox->peers[r].rkey != NULL) {
-            ucp_rkey_destroy(mbox->peers[r].rkey);
-            mbox->peers[r].rkey = NULL;
-        }
-    }
-    if (mbox->own_eps == NULL) {
-        return;
     }
     for (r = 0; r < mbox->size; ++r) {
-        if (mbox->own_eps[r] == NULL) {
+        peer = mbox->peers[r];
+        if ((peer == NULL) || !peer->own_ep) {
             continue;
         }
         /* flush mode: FORCE needs UCP_ERR_HANDLING_MODE_PEER; nothing is in
          * flight after the flush and barrier of destroy */
         param.op_attr_mask = 0;
-        tc_ifunc_request_wait(mbox->engine, ucp_ep_close_nbx(mbox->own_eps[r], &param),
-                              5.0);
+        tc_ifunc_request_wait(mbox->engine, ucp_ep_close_nbx(peer->ep, &param), 5.0);
+        peer->ep     = NULL;
+        peer->own_ep = 0;
     }
-    free(mbox->own_eps);
-    mbox->own_eps = NULL;
     /* a flushing close needs its peer's progress: nobody leaves before all
      * closes are done */
-    if (collective) {
+    if (collective && (mbox->caller_eps == NULL)) {
         tc_ifunc_mailbox_barrier(mbox);
     }
+}
+
+static void tc_ifunc_mailbox_free(tc_ifunc_mailbox_h mbox)
+{
+    tc_ifunc_peers_release(mbox);
+    tc_write_lane_destroy(mbox->lane);
+    tc_code_cache_cleanup(&mbox->rx.cache);
+    free(mbox->peers);
+    free(mbox->infos);
+    free(mbox->infos_blob);
+    free((void*)mbox->caller_eps);
+    free(mbox);
 }
 
 ucs_status_t tc_ifunc_mailbox_create(ucp_context_h context,
@@ -407,9 +287,8 @@ ucs_status_t tc_ifunc_mailbox_create(ucp_context_h context,
                                      tc_ifunc_mailbox_h *mbox_p)
 {
     tc_ifunc_mailbox_h mbox;
-    size_t rings_offset;
+    ucp_ep_h *eps;
     ucs_status_t status;
-    int r;
 
     if ((context == NULL) || (engine == NULL) || (tc_progress_engine_worker(engine) == NULL)) {
         ucs_error("ifunc mailbox: a context and an engine with a worker are required");
@@ -426,11 +305,13 @@ ucs_status_t tc_ifunc_mailbox_create(ucp_context_h context,
     mbox->rank      = tc_bootstrap_rank(boot);
     mbox->size      = tc_bootstrap_size(boot);
     mbox->poller_id = -1;
+    mbox->ctrl_tail = &mbox->ctrl_head;
     tc_ifunc_mailbox_params_read(mbox, params);
+    tc_code_cache_init(&mbox->rx.cache, tc_ifunc_config_get()->cache_entries);
 
     if ((mbox->slot_size < TC_FRAME_MIN_SIZE) || (mbox->slot_size % TC_FRAME_ALIGN) ||
         (mbox->depth == 0) || (mbox->depth > (1u << 20)) ||
-        ((uint64_t)mbox->slot_size * mbox->depth * mbox->size > (1ull << 34)) ||
+        ((uint64_t)mbox->slot_size * mbox->depth > (1ull << 34)) ||
         (mbox->rx.security >= TC_IFUNC_SECURITY_LAST) ||
         (mbox->rx.placement >= TC_IFUNC_PLACEMENT_LAST) ||
         (mbox->signal >= TC_IFUNC_SIGNAL_LAST)) {
@@ -442,78 +323,79 @@ ucs_status_t tc_ifunc_mailbox_create(ucp_context_h context,
 
     mbox->rx.rank  = mbox->rank;
     mbox->rx.stats = &mbox->stats;
-    tc_code_cache_init(&mbox->rx.cache, tc_ifunc_config_get()->cache_entries);
-    mbox->rx_rings = calloc(mbox->size, sizeof(*mbox->rx_rings));
     mbox->peers    = calloc(mbox->size, sizeof(*mbox->peers));
-    if ((mbox->rx_rings == NULL) || (mbox->peers == NULL)) {
+    if (mbox->peers == NULL) {
         status = UCS_ERR_NO_MEMORY;
-        goto err_cache;
+        goto err_free;
     }
-
-    status = tc_ifunc_mailbox_map(mbox, &rings_offset);
-    if (status != UCS_OK) {
-        goto err_cache;
-    }
-    for (r = 0; r < mbox->size; ++r) {
-        tc_ifunc_ring_init(&mbox->rx_rings[r],
-                           mbox->rings + (size_t)r * mbox->depth * mbox->slot_size, r,
-                           mbox->depth);
-    }
-
-    status = tc_ifunc_mailbox_connect(mbox, params, rings_offset);
-    if (status != UCS_OK) {
-        goto err_disconnect;
-    }
-
-    if (!(mbox->flags & TC_IFUNC_MAILBOX_FLAG_NO_POLLER)) {
-        status = tc_progress_poller_add(engine, tc_ifunc_mailbox_poller, mbox,
-                                        &mbox->poller_id);
-        if (status != UCS_OK) {
-            goto err_disconnect;
+    if ((params != NULL) && (params->field_mask & TC_IFUNC_MAILBOX_PARAM_FIELD_EPS)) {
+        /* the caller keeps its endpoints; we keep the table */
+        eps = malloc(mbox->size * sizeof(*eps));
+        if (eps == NULL) {
+            status = UCS_ERR_NO_MEMORY;
+            goto err_free;
         }
+        memcpy(eps, params->eps, mbox->size * sizeof(*eps));
+        mbox->caller_eps = eps;
+    }
+    status = tc_write_lane_create(mbox->worker, &mbox->lane);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+    /* before we publish our tag: a request may come right after */
+    status = tc_ifunc_ctrl_attach(mbox);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+    status = tc_ifunc_mailbox_publish(mbox);
+    if (status != UCS_OK) {
+        goto err_detach;
     }
 
-    ucs_debug("ifunc mailbox rank %d/%d: %u slots of %u bytes per sender, %s, %s, "
-              "%s signal", mbox->rank, mbox->size, mbox->depth, mbox->slot_size,
-              tc_ifunc_security_names[mbox->rx.security],
+    status = tc_progress_poller_add(engine,
+                                    (mbox->flags & TC_IFUNC_MAILBOX_FLAG_NO_POLLER) ?
+                                    tc_ifunc_mailbox_control_poller :
+                                    tc_ifunc_mailbox_poller, mbox, &mbox->poller_id);
+    if (status != UCS_OK) {
+        goto err_detach;
+    }
+
+    ucs_debug("ifunc mailbox rank %d/%d: %u slots of %u bytes per sender that talks to "
+              "us, %s, %s, %s signal", mbox->rank, mbox->size, mbox->depth,
+              mbox->slot_size, tc_ifunc_security_names[mbox->rx.security],
               tc_ifunc_placement_names[mbox->rx.placement],
               tc_ifunc_signal_names[mbox->signal]);
     *mbox_p = mbox;
     return UCS_OK;
 
-err_disconnect:
-    tc_ifunc_mailbox_disconnect(mbox, 0);
-    for (r = 0; r < mbox->size; ++r) {
-        tc_ifunc_ring_cleanup(&mbox->rx_rings[r]);
-    }
-    tc_ifunc_mailbox_unmap(mbox);
-err_cache:
-    tc_code_cache_cleanup(&mbox->rx.cache);
-    free(mbox->rx_rings);
-    free(mbox->peers);
+err_detach:
+    tc_ifunc_ctrl_detach(mbox);
 err_free:
-    free(mbox);
+    tc_ifunc_mailbox_free(mbox);
     return status;
 }
 
 void tc_ifunc_mailbox_destroy(tc_ifunc_mailbox_h mbox)
 {
-    int r;
-
     tc_ifunc_mailbox_flush(mbox, 10.0);
     tc_ifunc_mailbox_barrier(mbox);     /* nobody puts into us any more */
     if (mbox->poller_id >= 0) {
         tc_progress_poller_remove(mbox->engine, mbox->poller_id);
     }
+    tc_ifunc_ctrl_detach(mbox);         /* late control messages are dropped */
     tc_ifunc_mailbox_disconnect(mbox, 1);
-    for (r = 0; r < mbox->size; ++r) {
-        tc_ifunc_ring_cleanup(&mbox->rx_rings[r]);
+    tc_ifunc_mailbox_free(mbox);
+}
+
+ucs_status_t tc_ifunc_mailbox_connect(tc_ifunc_mailbox_h mbox, int rank)
+{
+    tc_ifunc_peer_t *peer;
+
+    if ((rank < 0) || (rank >= mbox->size)) {
+        return UCS_ERR_INVALID_PARAM;
     }
-    tc_ifunc_mailbox_unmap(mbox);
-    tc_code_cache_cleanup(&mbox->rx.cache);
-    free(mbox->rx_rings);
-    free(mbox->peers);
-    free(mbox);
+    peer = tc_ifunc_peer_get(mbox, rank);
+    return (peer == NULL) ? UCS_ERR_UNREACHABLE : tc_ifunc_ring_request(mbox, peer);
 }
 
 int tc_ifunc_mailbox_rank(tc_ifunc_mailbox_h mbox)
@@ -538,12 +420,18 @@ void tc_ifunc_mailbox_set_target_args(tc_ifunc_mailbox_h mbox, void *target_args
 
 const char *tc_ifunc_mailbox_transport(tc_ifunc_mailbox_h mbox, int rank)
 {
-    return ((rank >= 0) && (rank < mbox->size)) ? mbox->peers[rank].transport : "none";
+    tc_ifunc_peer_t *peer = ((rank >= 0) && (rank < mbox->size)) ?
+                            tc_ifunc_peer_get(mbox, rank) : NULL;
+
+    return (peer != NULL) ? peer->transport : "none";
 }
 
 const char *tc_ifunc_mailbox_write_lane(tc_ifunc_mailbox_h mbox, int rank)
 {
-    return ((rank >= 0) && (rank < mbox->size)) ? mbox->peers[rank].lane_name : "none";
+    tc_ifunc_peer_t *peer = ((rank >= 0) && (rank < mbox->size)) ?
+                            tc_ifunc_peer_get(mbox, rank) : NULL;
+
+    return (peer != NULL) ? peer->lane_name : "none";
 }
 
 tc_ifunc_security_t tc_ifunc_mailbox_security(tc_ifunc_mailbox_h mbox)
@@ -592,4 +480,9 @@ void tc_ifunc_stats_print(const tc_ifunc_stats_t *s, FILE *stream, const char *p
             "waiting; trailer wait %.6f s; stale signals %" PRIu64 "\n", prefix,
             s->cache_hits, s->cache_installs, s->cache_evictions, s->remote_links, s->credit_updates,
             s->credit_stalls, s->credit_wait_s, s->pending_wait_s, s->stale_signals);
+    fprintf(stream, "%srings: %" PRIu64 " granted here, %" PRIu64 " asked of peers; %"
+            PRIu64 " slot reads; %" PRIu64 " sleeps, %" PRIu64 " wakes, %" PRIu64
+            " doorbells rung; control messages rejected %" PRIu64 "\n", prefix,
+            s->rings_granted, s->rings_requested, s->ring_reads, s->ring_sleeps,
+            s->ring_wakes, s->doorbells, s->control_rejects);
 }

@@ -1,12 +1,16 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * The receive poll: round robin over the senders' rings, bounded work per
- * call (as UCX's mm_iface), each slot judged by the dispatcher
- * (dispatch.c), consumed slots credited back (credits.c).
+ * The receive poll: control messages first (a ring granted, a doorbell),
+ * then round robin over the active rings only, bounded work per call (as
+ * UCX's mm_iface). Each slot is judged by the dispatcher (dispatch.c),
+ * consumed slots are credited back (credits.c), and a ring read empty
+ * UCX_TC_IFUNC_RING_IDLE times in a row asks its sender whether it may
+ * sleep (peer_rings.c). An empty poll with no active ring is two loads.
  *
  * Invariants: a ring's head moves only past a frame that ran or was
- * rejected; a jam that polls from inside a jam does not re-enter.
+ * rejected; a jam that polls from inside a jam does not re-enter; the
+ * active list changes only in the control drain, before the rings are read.
  *
  * Threads: the thread that drives the mailbox's engine.
  */
@@ -18,10 +22,10 @@
 
 unsigned tc_ifunc_poll(tc_ifunc_mailbox_h mbox, unsigned max_frames)
 {
-    unsigned handled = 0, idle = 0, r;
+    unsigned handled = 0, idle = 0, i;
     tc_ifunc_slot_result_t result;
+    tc_ifunc_rx_ring_t *rx;
     tc_ifunc_ring_t *ring;
-    uint8_t *slot;
 
     if (ucs_unlikely(mbox->in_poll)) {
         return 0;      /* a jam polled from inside a jam: not re-entered */
@@ -30,13 +34,19 @@ unsigned tc_ifunc_poll(tc_ifunc_mailbox_h mbox, unsigned max_frames)
         max_frames = mbox->poll_batch;
     }
     mbox->in_poll = 1;
+    if (ucs_unlikely(mbox->ctrl_head != NULL)) {
+        tc_ifunc_ctrl_drain(mbox);
+    }
 
-    /* round robin over the rings, bounded work per call (as mm_iface) */
-    r = mbox->next_ring;
-    while ((handled < max_frames) && (idle < (unsigned)mbox->size)) {
-        ring   = &mbox->rx_rings[r];
-        slot   = ring->head;
-        result = tc_ifunc_slot_process(&mbox->rx, ring, slot, mbox->slot_size,
+    i = mbox->next_active;
+    while ((handled < max_frames) && (idle < mbox->num_active)) {
+        if (i >= mbox->num_active) {
+            i = 0;
+        }
+        rx   = mbox->active[i];
+        ring = &rx->ring;
+        ++mbox->stats.ring_reads;
+        result = tc_ifunc_slot_process(&mbox->rx, ring, ring->head, mbox->slot_size,
                                        ring->expect);
         if ((result == TC_IFUNC_SLOT_RUN) || (result == TC_IFUNC_SLOT_REJECTED)) {
             ++ring->expect;
@@ -44,19 +54,24 @@ unsigned tc_ifunc_poll(tc_ifunc_mailbox_h mbox, unsigned max_frames)
                           ring->base + (size_t)mbox->depth * mbox->slot_size) ?
                          ring->base : ring->head + mbox->slot_size;
             ++handled;
-            idle = 0;
+            idle     = 0;
+            rx->idle = 0;
             if (ring->expect - ring->published >= mbox->credit_batch) {
-                tc_ifunc_mailbox_credit(mbox, r, 0);
+                tc_ifunc_mailbox_credit(mbox, rx, 0);
             }
         } else {
             ++idle;
             if (ucs_unlikely(ring->expect - ring->published >= mbox->credit_batch)) {
-                tc_ifunc_mailbox_credit(mbox, r, 0);  /* retry a deferred one */
+                tc_ifunc_mailbox_credit(mbox, rx, 0);  /* retry a deferred one */
+            }
+            if (ucs_unlikely(++rx->idle >= mbox->idle_reads) &&
+                (result == TC_IFUNC_SLOT_EMPTY)) {
+                tc_ifunc_ring_idle(mbox, rx);
             }
         }
-        r = (r + 1 == (unsigned)mbox->size) ? 0 : r + 1;
+        ++i;
     }
-    mbox->next_ring = r;
-    mbox->in_poll   = 0;
+    mbox->next_active = i;
+    mbox->in_poll     = 0;
     return handled;
 }

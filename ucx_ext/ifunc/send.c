@@ -142,12 +142,11 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
 {
     const tc_ifunc_element_t *elem = tc_ifunc_pkg_elem(pkg, element_id);
     ucp_mem_map_params_t mp = {0};
-    uint32_t min_slot = UINT32_MAX;
+    uint32_t min_slot;
     ucp_mem_attr_t attr;
     tc_ifunc_msg_h msg;
     ucs_status_t status;
     size_t payload_cap;
-    int r;
 
     if ((elem == NULL) || (mode >= TC_IFUNC_MODE_LAST)) {
         return UCS_ERR_INVALID_PARAM;
@@ -172,11 +171,7 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     tc_frame_prepare(NULL, pkg, elem, mode != TC_IFUNC_MODE_LOCAL, &msg->desc);
     tc_ifunc_msg_alt_layout(msg);
 
-    for (r = 0; r < mbox->size; ++r) {
-        if (mbox->peers[r].slot_size < min_slot) {
-            min_slot = mbox->peers[r].slot_size;
-        }
-    }
+    min_slot = mbox->min_slot;
     if ((payload_cap > UINT32_MAX / 2) ||
         (tc_frame_size(&msg->desc, (uint32_t)payload_cap) > min_slot)) {
         ucs_error("ifunc: a %s frame with %zu bytes of payload does not fit %u-byte "
@@ -329,7 +324,7 @@ static void tc_ifunc_send_unstall(tc_ifunc_mailbox_h mbox, tc_ifunc_peer_t *peer
 
 ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg)
 {
-    tc_ifunc_peer_t *peer             = &mbox->peers[dest];
+    tc_ifunc_peer_t *peer;
     uint8_t *frame                    = msg->frame;
     const tc_frame_desc_t *desc = &msg->desc;
     uint32_t flags                    = 0;
@@ -342,6 +337,15 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
     if (ucs_unlikely((dest < 0) || (dest >= mbox->size) || (msg->mbox != mbox))) {
         return UCS_ERR_INVALID_PARAM;
     }
+    peer = mbox->peers[dest];
+    if (ucs_unlikely((peer == NULL) || (peer->tx != TC_IFUNC_TX_READY))) {
+        /* first contact: our ring at dest comes back with its grant */
+        status = tc_ifunc_mailbox_connect(mbox, dest);
+        if (status != UCS_OK) {
+            return (status == UCS_INPROGRESS) ? UCS_ERR_NO_RESOURCE : status;
+        }
+        peer = mbox->peers[dest];
+    }
     if (ucs_unlikely(msg->num_reqs != 0)) {
         status = tc_ifunc_msg_wait(msg);
         if (status != UCS_OK) {
@@ -349,8 +353,7 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
         }
     }
 
-    credits = __atomic_load_n(&mbox->credits[dest * TC_IFUNC_CREDIT_STRIDE],
-                              __ATOMIC_ACQUIRE);
+    credits = __atomic_load_n(peer->credit, __ATOMIC_ACQUIRE);
     if (ucs_unlikely(peer->sent - credits >= peer->depth)) {
         return tc_ifunc_send_stall(mbox, peer);
     }
@@ -422,6 +425,9 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
     }
 
     ++peer->sent;
+    if (ucs_unlikely(peer->asleep)) {
+        tc_ifunc_ring_doorbell(mbox, peer);   /* after the frame's put */
+    }
     ++mbox->stats.sent[type - TC_FRAME_LOCAL];
     mbox->stats.bytes_sent += size;
     if (flags & TC_FRAME_F_CACHE) {

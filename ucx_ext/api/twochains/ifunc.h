@@ -187,7 +187,8 @@ enum tc_ifunc_mailbox_params_field {
 };
 
 enum tc_ifunc_mailbox_flags {
-    /** Do not register a poller; the caller drives tc_ifunc_poll(). */
+    /** The caller drives tc_ifunc_poll(); the engine only serves peers'
+     *  requests for rings. */
     TC_IFUNC_MAILBOX_FLAG_NO_POLLER = UCS_BIT(0),
     /** Checksum every frame sent (TC_FRAME_F_CHECKSUM), e.g. to test the
      *  trailer mode; receivers always check frames that carry one. */
@@ -211,9 +212,20 @@ typedef struct tc_ifunc_mailbox_params {
 } tc_ifunc_mailbox_params_t;
 
 /**
- * Collective over @a boot: map the rings (ucp_mem_map on @a context), exchange
- * rkeys (and worker addresses) with tc_bootstrap_allgatherv, and register the
- * poller on @a engine (whose worker carries every put).
+ * Collective over @a boot: exchange each rank's ring geometry and control
+ * tag (and worker address, without @a params->eps) with
+ * tc_bootstrap_allgatherv, a few dozen bytes plus an address per rank, and
+ * register the poller on @a engine (whose worker carries every put). The
+ * context needs UCP_FEATURE_AM (control messages) besides UCP_FEATURE_RMA.
+ *
+ * Nothing is pinned and no endpoint is made for a peer until it talks to
+ * us or we to it. A sender's first frame to a rank asks that rank, by an
+ * active message, for a ring of its own: one ucp_mem_map region whose rkey
+ * only that sender gets. Until the grant is back (one round trip, once per
+ * pair), tc_ifunc_send() to that rank returns UCS_ERR_NO_RESOURCE, as for
+ * credits. A ring whose sender stays quiet is no longer read by the poll
+ * once the sender agrees to ring a doorbell with its next frame, so an
+ * empty poll reads only the rings that had frames lately.
  */
 ucs_status_t tc_ifunc_mailbox_create(ucp_context_h context,
                                      tc_progress_engine_h engine,
@@ -255,7 +267,15 @@ ucs_status_t tc_ifunc_mailbox_flush(tc_ifunc_mailbox_h mbox, double timeout_s);
  */
 ucs_status_t tc_ifunc_mailbox_barrier(tc_ifunc_mailbox_h mbox);
 
-/** The transport carrying puts to @a rank, e.g. "posix", "tcp". */
+/**
+ * Ask rank @a rank for our ring now, before the first send (which does the
+ * same): UCS_OK once the ring is ours, UCS_INPROGRESS while the request is
+ * out (progress the engine), or the error that stopped it.
+ */
+ucs_status_t tc_ifunc_mailbox_connect(tc_ifunc_mailbox_h mbox, int rank);
+
+/** The transport carrying puts to @a rank, e.g. "posix", "tcp" (makes the
+ *  endpoint to @a rank if there is none yet). */
 const char *tc_ifunc_mailbox_transport(tc_ifunc_mailbox_h mbox, int rank);
 
 /** The write lane carrying frames and credits to @a rank (<twochains/lane.h>):
@@ -288,6 +308,14 @@ typedef struct tc_ifunc_stats {
     uint64_t stale_signals;         /**< polls that found the previous lap's signal
                                          stored again in a cleared slot (a
                                          sender's late duplicate store; harmless) */
+    uint64_t rings_granted;         /**< rings set up here, one per sender, on its
+                                         first frame */
+    uint64_t ring_reads;            /**< ring slots the poll looked at */
+    uint64_t ring_sleeps;           /**< idle rings the poll stopped reading (their
+                                         sender agreed to ring a doorbell) */
+    uint64_t ring_wakes;            /**< doorbells that woke a sleeping ring */
+    uint64_t control_rejects;       /**< control messages rejected (malformed, for
+                                         another mailbox, out of turn) */
     /* sender */
     uint64_t sent[TC_IFUNC_FRAME_KIND_LAST];   /**< frames sent, by type */
     uint64_t bytes_sent;
@@ -295,6 +323,8 @@ typedef struct tc_ifunc_stats {
     uint64_t credit_stalls;         /**< times a ring ran out of credits (a send
                                          got UCS_ERR_NO_RESOURCE) */
     double   credit_wait_s;         /**< time from a stall to the next send to that ring */
+    uint64_t rings_requested;       /**< rings asked of receivers (first contact) */
+    uint64_t doorbells;             /**< doorbells rung for a sleeping ring */
 } tc_ifunc_stats_t;
 
 void tc_ifunc_mailbox_stats(tc_ifunc_mailbox_h mbox, tc_ifunc_stats_t *stats);
@@ -382,6 +412,7 @@ typedef struct tc_ifunc_config {
     unsigned             slot_size;
     unsigned             ring_depth;
     unsigned             poll_batch;
+    unsigned             ring_idle;
     double               trailer_timeout;
     unsigned             cache_entries;
     char                 *pkg_path;
