@@ -52,8 +52,11 @@ void tc_ifunc_mailbox_credit(tc_ifunc_mailbox_h mbox, tc_ifunc_rx_ring_t *rx, in
                               rx->credit_rkey, rx->credit_key, &param,
                               &ring->credit_header);
     if (UCS_PTR_IS_ERR(req)) {
-        ucs_warn("ifunc rank %d: credit put to rank %d failed: %s", mbox->rank,
-                 ring->peer, ucs_status_string(UCS_PTR_STATUS(req)));
+        /* a dead sender: retried by later polls, logged once */
+        if (mbox->stats.credit_failures++ == 0) {
+            ucs_warn("ifunc rank %d: credit put to rank %d failed: %s (counted; logged "
+                     "once)", mbox->rank, ring->peer, ucs_status_string(UCS_PTR_STATUS(req)));
+        }
         return;
     }
     ring->credit_req = req;

@@ -344,6 +344,7 @@ typedef struct tc_ifunc_rx_ring {
     unsigned            active_index;   /* in mbox->active while not asleep */
     uint32_t            idle;           /* empty reads since the last frame */
     uint64_t            sleep_seq;      /* consumed count the sleep request named */
+    uint64_t            sleep_asks;     /* sleep requests sent (the latest's number) */
 } tc_ifunc_rx_ring_t;
 
 /* Everything about rank r, made on first contact (a send to r, r's ring

@@ -19,7 +19,8 @@
  *
  * Invariants:
  *  - No frame waits in a ring nobody reads. r stops reading s's ring only
- *    on an AGREE for k while it asked for k and has still consumed k; s
+ *    on an AGREE to its latest SLEEP (numbered), which named k, while it
+ *    has still consumed k and no doorbell came since it asked; s
  *    agrees only when it had sent k, and rings the doorbell after every
  *    frame it sends while it believes the ring sleeps. A doorbell in any
  *    state makes the ring read again, so the order in which the doorbell,
@@ -49,8 +50,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Next to the write lane's TC_WRITE_LANE_AM_ID */
-#define TC_IFUNC_CONTROL_AM_ID  0x7b
+/* Below the group's member channel (0x7b) and the write lane (0x7c) */
+#define TC_IFUNC_CONTROL_AM_ID  0x7a
 #define TC_IFUNC_CONTROL_MAGIC  0x74634d42u   /* "tcMB" */
 #define TC_IFUNC_RKEY_MAX       4096u
 
@@ -81,7 +82,7 @@ typedef struct tc_ifunc_control {
     uint32_t reserved;
     uint64_t dst_tag;      /* the receiving mailbox */
     uint64_t addr;         /* REQUEST: credit line; GRANT: ring */
-    uint64_t key;          /* its write-lane key */
+    uint64_t key;          /* its write-lane key; SLEEP, AGREE: the request's number */
     uint64_t seq;          /* SLEEP, AGREE: consumed count; DOORBELL: sent */
 } tc_ifunc_control_t;
 
@@ -587,8 +588,11 @@ void tc_ifunc_ring_idle(tc_ifunc_mailbox_h mbox, tc_ifunc_rx_ring_t *rx)
     if (rx->state != TC_IFUNC_RX_ACTIVE) {
         return;
     }
-    if (tc_ifunc_control_send(mbox, peer, TC_IFUNC_CONTROL_SLEEP, UCS_OK, 0, 0,
-                              rx->ring.expect, 0, NULL, 0) == UCS_OK) {
+    /* each request has its own number: an answer to an older one (a
+     * doorbell came in between) is no answer to this one */
+    if (tc_ifunc_control_send(mbox, peer, TC_IFUNC_CONTROL_SLEEP, UCS_OK, 0,
+                              rx->sleep_asks + 1, rx->ring.expect, 0, NULL, 0) == UCS_OK) {
+        ++rx->sleep_asks;
         rx->sleep_seq = rx->ring.expect;
         rx->state     = TC_IFUNC_RX_ASKED;
     }
@@ -605,7 +609,7 @@ static void tc_ifunc_on_sleep(tc_ifunc_mailbox_h mbox, tc_ifunc_peer_t *peer,
     }
     /* every frame we sent was consumed: the next one rings the doorbell */
     agree = (peer->sent == msg->hdr.seq);
-    if (tc_ifunc_control_send(mbox, peer, TC_IFUNC_CONTROL_AGREE, UCS_OK, 0, 0,
+    if (tc_ifunc_control_send(mbox, peer, TC_IFUNC_CONTROL_AGREE, UCS_OK, 0, msg->hdr.key,
                               msg->hdr.seq, agree, NULL, 0) == UCS_OK) {
         peer->asleep = agree;
     }
@@ -614,8 +618,8 @@ static void tc_ifunc_on_sleep(tc_ifunc_mailbox_h mbox, tc_ifunc_peer_t *peer,
 static void tc_ifunc_on_agree(tc_ifunc_mailbox_h mbox, tc_ifunc_rx_ring_t *rx,
                               const tc_ifunc_ctrl_msg_t *msg)
 {
-    if (rx->state != TC_IFUNC_RX_ASKED) {
-        return;   /* a doorbell came first: the ring stays read */
+    if ((rx->state != TC_IFUNC_RX_ASKED) || (msg->hdr.key != rx->sleep_asks)) {
+        return;   /* a doorbell came first, or an answer to an older request */
     }
     if (msg->hdr.agree && (msg->hdr.seq == rx->sleep_seq) &&
         (rx->ring.expect == rx->sleep_seq)) {

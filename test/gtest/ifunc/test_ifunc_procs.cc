@@ -81,6 +81,30 @@ TEST_P(ifunc_procs, seventy_procs_ranks_past_64_reach_the_receiver)
     expect_ok(probe(70, "-n 2 -p copy -t 200", "", 240), 70, 69 * frames_per_sender(2));
 }
 
+/* A mailbox of a job of 2 and of 16,384 ranks (test/helpers/mailbox_scale:
+ * two real processes at ranks 0 and N-1, the others phantoms that never
+ * send): one ring each way, for the one peer that talks; exact sums of a
+ * ping-pong; once the idle ring sleeps, 200,000 empty polls read no ring
+ * slot; 20 bursts into the sleeping ring all run (the doorbell wakes it) */
+TEST_P(ifunc_procs, empty_poll_reads_no_idle_ring_at_any_job_size)
+{
+    for (int job : {2, 16384}) {
+        auto r = tc_test::run_command(
+                "UCX_TLS=" + GetParam() + " " + tc_test::build_path("src/tools/twochains-run") +
+                " -n 2 --timeout 60 -- " + tc_test::build_path("test/helpers/mailbox_scale") +
+                " --job " + std::to_string(job) + " --iters 300 --cycles 20 --json");
+        ASSERT_EQ(0, r.exit_code) << r.output;
+        for (int rank : {0, job - 1}) {
+            const std::string who = "mailbox_scale rank " + std::to_string(rank);
+            EXPECT_NE(std::string::npos, r.output.find(who + ": OK")) << r.output;
+        }
+        EXPECT_NE(std::string::npos, r.output.find("\"job\":" + std::to_string(job) + ","))
+                << r.output;
+        EXPECT_NE(std::string::npos, r.output.find("\"rings\":1,")) << r.output;
+        EXPECT_EQ(std::string::npos, r.output.find("UCX  ERROR")) << r.output;
+    }
+}
+
 TEST_P(ifunc_procs, trust_mode_and_checksummed_frames)
 {
     expect_ok(probe(2, "-n 20 -s trust -c"), 2, frames_per_sender(20));

@@ -299,6 +299,7 @@ typedef struct tc_ifunc_stats {
     uint64_t rejects[TC_IFUNC_REJECT_LAST];    /**< by reason */
     uint64_t rejects_total;
     uint64_t credit_updates;        /**< credit words put back to senders */
+    uint64_t credit_failures;       /**< credit puts that failed (a dead sender) */
     uint64_t cache_hits;            /**< Injected/Cached frames run from the cache */
     uint64_t cache_installs;        /**< copies made into the code cache */
     uint64_t cache_evictions;       /**< least recently run copies dropped for
