@@ -6,10 +6,10 @@
  * live in the second word of every membership mask, so a failure among
  * them is only seen, spread and agreed on through that word.
  *
- * 70 processes share 2 cores here: heartbeats every 100 ms (70 x 69 puts
- * each) and a 5 s suspicion keep the detector quiet while every process
- * waits for a core; the default (adaptive) wait policy lets idle members
- * block.
+ * 70 processes share 2 cores here: heartbeats every 200 ms (70 x 69 puts
+ * each round; over tcp each is a system call at both ends) and an 8 s
+ * suspicion keep the detector quiet while every process waits for a core;
+ * the default (adaptive) wait policy lets idle members block.
  */
 #include "common.h"
 #include "group/probe_cluster.h"
@@ -32,7 +32,7 @@ std::vector<std::pair<int, std::string>> many_member_env()
 {
     std::vector<std::pair<int, std::string>> env;
     for (int r = 0; r < kMembers; ++r) {
-        for (const char *kv : {"UCX_TC_HEARTBEAT_INTERVAL=100ms", "UCX_TC_SUSPECT_TIMEOUT=5s",
+        for (const char *kv : {"UCX_TC_HEARTBEAT_INTERVAL=200ms", "UCX_TC_SUSPECT_TIMEOUT=8s",
                                "UCX_TC_BOOTSTRAP_TIMEOUT=60s"}) {
             env.emplace_back(r, kv);
         }
@@ -110,7 +110,7 @@ TEST_P(group_many, member_past_64_killed_the_others_agree_on_view_and_sequence)
 {
     constexpr int kVictim = 66;
     const auto start = std::chrono::steady_clock::now();
-    cluster c(kMembers, GetParam(), "-b -c 400 -r 100 -s 64", many_member_env());
+    cluster c(kMembers, GetParam(), "-b -c 200 -r 50 -s 64", many_member_env());
     ASSERT_TRUE(c.wait_for(all_ranks(kMembers), "ready", 60s)) << c.all_output();
     std::this_thread::sleep_for(500ms);
     c.signal(kVictim, SIGKILL);
