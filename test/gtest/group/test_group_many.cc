@@ -112,9 +112,21 @@ TEST_P(group_many, member_past_64_killed_the_others_agree_on_view_and_sequence)
     const auto start = std::chrono::steady_clock::now();
     cluster c(kMembers, GetParam(), "-b -c 200 -r 50 -s 64", many_member_env());
     ASSERT_TRUE(c.wait_for(all_ranks(kMembers), "ready", 60s)) << c.all_output();
+    const auto ready = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(500ms);
     c.signal(kVictim, SIGKILL);
+    std::vector<int> survivors = all_ranks(kMembers);
+    survivors.erase(survivors.begin() + kVictim);
+    const bool view_2 = c.wait_for(survivors, "view 2 ", 60s);
+    const auto installed = std::chrono::steady_clock::now();
     c.wait_all(120s);
+    const auto seconds = [](auto from, auto to) {
+        return std::chrono::duration<double>(to - from).count();
+    };
+    std::printf("created in %.1f s; view 2 at every survivor %.1f s after the kill; "
+                "done %.1f s later\n", seconds(start, ready), seconds(ready, installed) - 0.5,
+                seconds(installed, std::chrono::steady_clock::now()));
+    EXPECT_TRUE(view_2) << c.all_output();
     expect_survivors_agree(c, kMembers, {kVictim});
     for (int r = 0; r < kMembers; ++r) {
         if (r != kVictim) {
