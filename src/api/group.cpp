@@ -119,6 +119,7 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
     /* Validate locally, but take part in every collective step regardless,
      * so that one member's bad parameters fail everyone, not hang them. */
     const char *local_error = nullptr;
+    char member_limit_error[128];
     if (member) {
         if (params.members.size() < 1 || params.window == 0 || params.max_payload == 0 ||
             params.max_payload > UINT32_MAX) {
@@ -135,8 +136,9 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
                 local_error = "member rank out of the bootstrap's range";
             }
         }
-        if (params.members.size() > static_cast<size_t>(group::kMaxMembers)) {
-            local_error = "more members than a group holds (tc::group::kMaxMembers, 64)";
+        if (const char *why = group_settings::refuse_member_count(
+                    params.members.size(), member_limit_error, sizeof(member_limit_error))) {
+            local_error = why;
         }
         if (params.on_deliver && params.on_deliver_span) {
             local_error = "set on_deliver or on_deliver_span, not both";

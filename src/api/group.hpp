@@ -170,15 +170,14 @@ class group_impl;
 
 class group {
 public:
-    /* Members a group holds (its views' masks are one word per row); the
-     * job around it may be of any size. */
-    static constexpr int kMaxMembers = 64;
-
     /*
      * Collective over every rank of @a node's bootstrap, in the same order on
      * every rank (as MPI_Comm_split). Ranks outside params.members get an
      * empty @a out and UCS_OK. Parameters that differ between members fail on
-     * every member with UCS_ERR_INVALID_PARAM.
+     * every member with UCS_ERR_INVALID_PARAM, and so do more members than
+     * UCX_TC_GROUP_MAX_MEMBERS (256 by default; each membership mask costs
+     * ceil(members / 64) words of every SST row). The job around a group
+     * may be of any size.
      */
     static ucs_status_t create(ucp_node &node, const group_params &params,
                                std::unique_ptr<group> &out);

@@ -47,9 +47,16 @@ struct group_settings {
     double   suspect_s     = 1.0;
     double   wait_timeout_s = 30.0;
     double   boot_timeout_s = 30.0;
+    unsigned max_members    = 256;   /* UCX_TC_GROUP_MAX_MEMBERS */
 
     /* UCX_TC_* read here; parse errors are logged by UCX's parser */
     static ucs_status_t resolve(const group_params &p, group_settings &out);
+
+    /* nullptr when @a members fit UCX_TC_GROUP_MAX_MEMBERS; otherwise why
+     * not, with the parameter and its value, written into @a why */
+    const char *member_count_refusal(size_t members, char *why, size_t len) const;
+    /* the same before a group's settings exist (creation validates first) */
+    static const char *refuse_member_count(size_t members, char *why, size_t len);
 };
 
 class group_context {
@@ -58,9 +65,11 @@ public:
 
     group_context(ucp_node &n, const group_params &p, const group_settings &s, view creation,
                   replicated_jams &j)
-        : node(n), params(p), settings(s), jams(j), pusher(n), map(std::move(creation), n.rank())
+        : node(n), params(p), settings(s), jams(j), pusher(n), map(std::move(creation), n.rank()),
+          suspected(map.creation_member_count())
     {
-        cols = row_columns::lay_out(layout, map.creation_sender_count());
+        cols = row_columns::lay_out(layout, map.creation_sender_count(),
+                                    map.creation_member_count());
     }
 
     ucp_node                             &node;
@@ -75,6 +84,9 @@ public:
     view_map                             map;
     group_state                          state;
     group_counters                       stats;
+    /* our suspected column as we wrote it: the failure detector changes
+     * both together (write_mask), everyone else reads this copy */
+    member_mask                          suspected;
     bool                                 failed = false;   /* protocol error: see state.hpp */
     std::atomic<bool>                    closed{false};    /* close() was called */
 
@@ -112,7 +124,19 @@ public:
         }
         return m;
     }
-    uint64_t suspected() const { return static_cast<uint64_t>(mine(cols.suspected)); }
+    /* A mask column of @a row, read once into @a into (sized for the
+     * creation view: bits past it are dropped). */
+    void read_mask(int row, column c, member_mask &into) const
+    {
+        into.load([&](size_t i) { return table->get(row, c, i); });
+    }
+    /* our row's words of mask column @a c (pushed by the caller, all at once) */
+    void write_mask(column c, const member_mask &m)
+    {
+        for (size_t i = 0; i < c.count; ++i) {
+            set(c, static_cast<int64_t>(i < m.word_count() ? m.word(i) : 0), i);
+        }
+    }
 
     /* view sender @a sender's slot @a index, at its original position */
     std::byte *slot(int sender, int64_t index) const

@@ -47,6 +47,13 @@ static ucs_config_field_t tc_group_config_table[] = {
      "anywhere in the group (nothing sent, received or delivered).",
      ucs_offsetof(tc_group_config_t, group_timeout), UCS_CONFIG_TYPE_TIME},
 
+    {"GROUP_MAX_MEMBERS", "256",
+     "Replication groups: the most members a group may hold, checked when it\n"
+     "is created and when a member sponsors a joiner; a joiner also refuses an\n"
+     "admission that lists more. Each membership mask (suspected, leaving)\n"
+     "takes ceil(members / 64) words of every member's SST row.",
+     ucs_offsetof(tc_group_config_t, max_members), UCS_CONFIG_TYPE_UINT},
+
     {NULL}
 };
 

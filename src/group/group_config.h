@@ -2,7 +2,8 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * The replication layer's UCX_TC_* knobs: SMC mode, batch and flush
- * deadline, heartbeats, suspicion and the group timeout. Their table lives
+ * deadline, heartbeats, suspicion, the group timeout and the most members
+ * a group holds. Their table lives
  * with the layer that reads them (group_config.c) and is registered with
  * UCX, so `twochains-info -c` lists it beside the runtime's.
  */
@@ -21,6 +22,7 @@ typedef struct tc_group_config {
     double   heartbeat;        /* UCX_TC_HEARTBEAT_INTERVAL, seconds */
     double   suspect_timeout;  /* UCX_TC_SUSPECT_TIMEOUT, seconds */
     double   group_timeout;    /* UCX_TC_GROUP_TIMEOUT, seconds */
+    unsigned max_members;      /* UCX_TC_GROUP_MAX_MEMBERS */
 } tc_group_config_t;
 
 /* Parse the table from the environment; errors are UCX's parser's, logged

@@ -10,6 +10,7 @@
 #include <ucs/debug/log_def.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace tc {
 
@@ -41,8 +42,31 @@ ucs_status_t group_settings::resolve(const group_params &p, group_settings &out)
     s.suspect_s      = config.suspect_timeout;
     s.wait_timeout_s = config.group_timeout;
     s.boot_timeout_s = boot_timeout;
+    s.max_members    = config.max_members;
     out              = s;
     return UCS_OK;
+}
+
+const char *group_settings::member_count_refusal(size_t members, char *why, size_t len) const
+{
+    if (members <= max_members) {
+        return nullptr;
+    }
+    std::snprintf(why, len, "%zu members, more than UCX_TC_GROUP_MAX_MEMBERS=%u allows",
+                  members, max_members);
+    return why;
+}
+
+const char *group_settings::refuse_member_count(size_t members, char *why, size_t len)
+{
+    tc_group_config_t config;
+    if (tc_group_config_read(&config) != UCS_OK) {
+        std::snprintf(why, len, "the UCX_TC_* group settings do not parse");
+        return why;   /* UCX's parser logged which */
+    }
+    group_settings s;
+    s.max_members = config.max_members;
+    return s.member_count_refusal(members, why, len);
 }
 
 void group_context::fail_on(ucs_status_t status)

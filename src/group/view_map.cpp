@@ -18,7 +18,7 @@ int index_in(const std::vector<int> &v, int x)
 
 view_map::view_map(view creation, int my_rank)
     : original_members_(creation.members), original_senders_(creation.senders),
-      my_rank_(my_rank)
+      mask_(static_cast<int>(creation.members.size())), my_rank_(my_rank)
 {
     enter(std::move(creation));
 }
@@ -27,8 +27,10 @@ void view_map::enter(view next)
 {
     view_ = std::move(next);
     rows_.clear();
+    mask_.clear();
     for (int m : view_.members) {
         rows_.push_back(index_in(original_members_, m));
+        mask_.set(rows_.back());
     }
     sender_row_.clear();
     sender_column_.clear();
@@ -48,16 +50,7 @@ int view_map::row_of_rank(int rank) const
     return row < creation_member_count() ? row : -1;
 }
 
-uint64_t view_map::mask() const
-{
-    uint64_t mask = 0;
-    for (int row : rows_) {
-        mask |= uint64_t(1) << row;
-    }
-    return mask;
-}
-
-std::vector<int> view_map::survivors(uint64_t suspected) const
+std::vector<int> view_map::survivors(const member_mask &suspected) const
 {
     std::vector<int> out;
     for (int row : rows_) {
@@ -68,7 +61,7 @@ std::vector<int> view_map::survivors(uint64_t suspected) const
     return out;
 }
 
-int view_map::leader(uint64_t suspected) const
+int view_map::leader(const member_mask &suspected) const
 {
     for (int row : rows_) {
         if (survives(row, suspected)) {

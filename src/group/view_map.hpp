@@ -13,6 +13,7 @@
 #pragma once
 
 #include "api/group.hpp"
+#include "group/member_mask.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -42,13 +43,14 @@ public:
     int sender_column(int sender) const { return sender_column_[sender]; }
     int rank_of_row(int row) const { return original_members_[row]; }
     int row_of_rank(int rank) const;   /* -1: not a creation member */
-    uint64_t mask() const;             /* bits of the view's rows */
+    /* the view's rows, over the creation view's rows */
+    const member_mask &mask() const { return mask_; }
 
     /* The view's rows not in @a suspected, in view order (no allocation
-     * in the first form: it runs on every engine pass). */
-    bool survives(int row, uint64_t suspected) const { return !((suspected >> row) & 1); }
-    std::vector<int> survivors(uint64_t suspected) const;
-    int leader(uint64_t suspected) const;   /* -1: nobody */
+     * in the first two forms: they run on every engine pass). */
+    static bool survives(int row, const member_mask &suspected) { return !suspected.test(row); }
+    int leader(const member_mask &suspected) const;   /* -1: nobody */
+    std::vector<int> survivors(const member_mask &suspected) const;
 
     /* The view of @a rows (survivors): their ranks, and this view's
      * senders among them, in order. */
@@ -61,6 +63,7 @@ private:
     view             view_;
     std::vector<int> original_members_, original_senders_;
     std::vector<int> rows_;
+    member_mask      mask_;
     std::vector<int> sender_row_, sender_column_;
     int              my_rank_;
     int              my_row_    = -1;

@@ -13,7 +13,8 @@ using sst::put_purpose;
 
 failure_detector::failure_detector(group_context &ctx)
     : ctx_(ctx), last_seen_(ctx.map.creation_member_count(), now_s()),
-      seen_heartbeat_(ctx.map.creation_member_count(), 0)
+      seen_heartbeat_(ctx.map.creation_member_count(), 0),
+      peer_mask_(ctx.map.creation_member_count()), spread_(ctx.map.creation_member_count())
 {
     last_heartbeat_s_ = now_s();
     ctx_.pusher.on_peer_error([this](int rank) { put_failed_rank_.push_back(rank); });
@@ -33,13 +34,19 @@ void failure_detector::start_epoch()
 
 void failure_detector::suspect(int row, const char *why)
 {
-    const uint64_t bit = uint64_t(1) << row;
-    if (row == ctx_.me() || (ctx_.suspected() & bit)) {
+    if (row == ctx_.me() || ctx_.suspected.test(row)) {
         return;
     }
     ucs_diag("group: epoch %ld: suspecting rank %d (%s)", static_cast<long>(ctx_.epoch()),
              ctx_.map.rank_of_row(row), why);
-    ctx_.set(ctx_.cols.suspected, static_cast<int64_t>(ctx_.suspected() | bit));
+    ctx_.suspected.set(row);
+    publish_suspected();
+}
+
+void failure_detector::publish_suspected()
+{
+    /* the mask's words together, in one put */
+    ctx_.write_mask(ctx_.cols.suspected, ctx_.suspected);
     ctx_.fail_on(ctx_.push(ctx_.cols.suspected, put_purpose::other));
 }
 
@@ -90,8 +97,11 @@ unsigned failure_detector::watch()
         }
     }
     for (int row : ctx_.map.rows()) {
-        if (row != me && ctx_.map.survives(row, ctx_.suspected()) &&
-            ((ctx_.raw(row, c.suspected) >> me) & 1)) {
+        if (row == me || !ctx_.map.survives(row, ctx_.suspected)) {
+            continue;
+        }
+        ctx_.read_mask(row, c.suspected, peer_mask_);
+        if (peer_mask_.test(me)) {
             ctx_.state.enter(member_state::expelled);
             ucs_error("group: expelled from the group in epoch %ld: rank %d suspects this "
                       "member; it stops and its calls fail", static_cast<long>(ctx_.epoch()),
@@ -99,7 +109,7 @@ unsigned failure_detector::watch()
             return 1;
         }
     }
-    uint64_t spread = 0;
+    spread_.clear();
     for (int row : ctx_.map.rows()) {
         if (row == me || ctx_.raw(row, c.phase) >= 2) {
             continue; /* us, or left cleanly: silent on purpose */
@@ -113,12 +123,13 @@ unsigned failure_detector::watch()
         if (ctx_.node.peer_failed(ctx_.map.rank_of_row(row))) {
             suspect(row, "endpoint error");
         }
-        spread |= static_cast<uint64_t>(ctx_.raw(row, c.suspected));
+        ctx_.read_mask(row, c.suspected, peer_mask_);
+        spread_ |= peer_mask_;
     }
-    spread &= ~(uint64_t(1) << me);
-    if ((spread | ctx_.suspected()) != ctx_.suspected()) {
-        ctx_.set(c.suspected, static_cast<int64_t>(spread | ctx_.suspected()));
-        ctx_.fail_on(ctx_.push(c.suspected, put_purpose::other));
+    spread_.reset(me);
+    if (!spread_.subset_of(ctx_.suspected)) {
+        ctx_.suspected |= spread_;
+        publish_suspected();
         ++events;
     }
     return events;

@@ -48,6 +48,7 @@ public:
 
 private:
     void suspect(int row, const char *why);
+    void publish_suspected();
 
     group_context        &ctx_;
     double               last_heartbeat_s_ = 0;
@@ -57,6 +58,8 @@ private:
     std::vector<double>  last_seen_;        /* by row */
     std::vector<int64_t> seen_heartbeat_;   /* by row */
     std::vector<int>     put_failed_rank_;  /* reported by the pusher */
+    member_mask          peer_mask_;        /* a peer's suspected column, read once */
+    member_mask          spread_;           /* what the view members suspect */
 };
 
 } // namespace tc::membership

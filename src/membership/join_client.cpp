@@ -40,11 +40,35 @@ static_assert(offsetof(join::reply, version) + sizeof(uint32_t) == sizeof(openin
 
 enum class attempt { done, retry };
 
+/* An admission's lists after its header @a r: their length comes from the
+ * header's counts, checked against @a max_members before anything is
+ * allocated or read; @a wire gets header and lists. */
+ucs_status_t read_lists(const join::socket_fd &s, const std::string &contact,
+                        const join::reply &r, unsigned max_members, double timeout,
+                        std::vector<std::byte> &wire)
+{
+    size_t lists = 0;
+    if (const char *why = join::list_bytes(r, max_members, lists)) {
+        ucs_error("group: %s sent an invalid admission: %s (UCX_TC_GROUP_MAX_MEMBERS=%u)",
+                  contact.c_str(), why, max_members);
+        return UCS_ERR_IO_ERROR;
+    }
+    wire.resize(sizeof(r) + lists);
+    std::memcpy(wire.data(), &r, sizeof(r));
+    ucs_status_t status = join::read_all(s, wire.data() + sizeof(r), lists, timeout);
+    if (status != UCS_OK) {
+        ucs_error("group: %s sent %zu of the admission's %zu bytes: %s", contact.c_str(),
+                  sizeof(r), wire.size(), ucs_status_string(status));
+    }
+    return status;
+}
+
 /* One try: hear the challenge (or a refusal), answer it with the job key and
- * our request, read the one reply into @a r. */
+ * our request, read the one reply into @a r, and an admission's header and
+ * lists into @a wire. */
 attempt ask_once(const join::socket_fd &s, const std::string &contact, const tc_job_key_t &key,
-                 join::request req, double timeout, double reply_wait_s, join::reply &r,
-                 ucs_status_t &status)
+                 join::request req, double timeout, double reply_wait_s, unsigned max_members,
+                 join::reply &r, std::vector<std::byte> &wire, ucs_status_t &status)
 {
     opening o{};
     status = join::read_all(s, &o, sizeof(o), timeout);
@@ -59,6 +83,9 @@ attempt ask_once(const join::socket_fd &s, const std::string &contact, const tc_
     if (o.magic == join::kReplyMagic && o.version == join::kVersion) {
         std::memcpy(bytes, &o, sizeof(o));
         status = join::read_all(s, bytes + sizeof(o), sizeof(r) - sizeof(o), timeout);
+        if (status == UCS_OK && r.status == UCS_OK) {
+            status = read_lists(s, contact, r, max_members, timeout, wire);
+        }
         return attempt::done;   /* a refusal before the request */
     }
     if (o.magic != join::kChallengeMagic || o.version != join::kVersion) {
@@ -75,10 +102,17 @@ attempt ask_once(const join::socket_fd &s, const std::string &contact, const tc_
     }
     if (status == UCS_OK) {
         status = join::read_all(s, &r, sizeof(r), timeout + reply_wait_s);
-    }
-    if (status != UCS_OK) {
-        ucs_error("group: no answer from %s to the join request: %s", contact.c_str(),
+        if (status != UCS_OK) {
+            ucs_error("group: no answer from %s to the join request: %s", contact.c_str(),
+                      ucs_status_string(status));
+        }
+    } else {
+        ucs_error("group: could not ask %s to join: %s", contact.c_str(),
                   ucs_status_string(status));
+    }
+    if (status == UCS_OK && r.magic == join::kReplyMagic && r.version == join::kVersion &&
+        r.status == UCS_OK) {
+        status = read_lists(s, contact, r, max_members, timeout, wire);   /* logs */
     }
     return attempt::done;
 }
@@ -88,7 +122,8 @@ attempt ask_once(const join::socket_fd &s, const std::string &contact, const tc_
  * preempted) or lost the connection before its challenge is asked again
  * after a backoff; a refusal for any other reason is final. */
 ucs_status_t ask(const std::string &contact, const tc_job_key_t &key, const join::request &req,
-                 double timeout, double reply_wait_s, join::socket_fd &s, join::reply &r)
+                 double timeout, double reply_wait_s, unsigned max_members, join::socket_fd &s,
+                 join::reply &r, std::vector<std::byte> &wire)
 {
     constexpr double kBackoffMinS = 0.01, kBackoffMaxS = 0.5;
     const double deadline         = now_s() + timeout;
@@ -98,8 +133,8 @@ ucs_status_t ask(const std::string &contact, const tc_job_key_t &key, const join
         if (status != UCS_OK) {
             return status; /* logged */
         }
-        const attempt a = ask_once(s, contact, key, req, deadline - now_s(), reply_wait_s, r,
-                                   status);
+        const attempt a = ask_once(s, contact, key, req, deadline - now_s(), reply_wait_s,
+                                   max_members, r, wire, status);
         bool again      = (a == attempt::retry);
         if (a == attempt::done && status == UCS_OK) {
             r.reason[sizeof(r.reason) - 1] = '\0';
@@ -158,30 +193,26 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
     }
     join::socket_fd s;
     join::reply r{};
-    status = ask(contact, key, join::request_for(params), timeout, settings.wait_timeout_s, s, r);
+    std::vector<std::byte> wire;
+    status = ask(contact, key, join::request_for(params), timeout, settings.wait_timeout_s,
+                 settings.max_members, s, r, wire);
     tc_job_key_clear(&key);
     if (status != UCS_OK) {
         return status; /* logged */
     }
-    if (r.member_count < 1 || r.member_count > join::kMaxMembers || r.sender_count < 0 ||
-        r.sender_count > r.member_count || r.rendezvous_size != r.member_count ||
-        r.id < 0 || r.id >= join::kMaxMemberId ||
-        !std::all_of(r.members, r.members + r.member_count, join::valid_member_id) ||
-        !std::all_of(r.senders, r.senders + r.sender_count, join::valid_member_id) ||
-        !std::all_of(r.rendezvous, r.rendezvous + r.rendezvous_size, join::valid_member_id)) {
-        ucs_error("group: %s sent an invalid admission", contact.c_str());
+    join::admission a;
+    if (const char *why = join::decode_admission(wire, settings.max_members, a)) {
+        ucs_error("group: %s sent an invalid admission: %s", contact.c_str(), why);
         return UCS_ERR_IO_ERROR;
     }
-    std::vector<int> members(r.members, r.members + r.member_count);
-    std::vector<int> senders(r.senders, r.senders + r.sender_count);
-    std::vector<int> ids(r.rendezvous, r.rendezvous + r.rendezvous_size);
-    const int my_rank = static_cast<int>(std::find(ids.begin(), ids.end(), r.id) - ids.begin());
-    const std::string root = join::host_of(contact) + ":" + std::to_string(r.rendezvous_port);
+    const std::vector<int> &members = a.members, &senders = a.senders, &ids = a.rendezvous;
+    const int my_rank = static_cast<int>(std::find(ids.begin(), ids.end(), a.id) - ids.begin());
+    const std::string root = join::host_of(contact) + ":" + std::to_string(a.rendezvous_port);
     tc_bootstrap_h boot;
-    status = tc_bootstrap_tcp_create(root.c_str(), -1, my_rank, r.rendezvous_size, timeout,
-                                     &boot);
+    status = tc_bootstrap_tcp_create(root.c_str(), -1, my_rank, static_cast<int>(ids.size()),
+                                     timeout, &boot);
     if (status == UCS_OK) {
-        status = node.enter_view(boot, ids, r.id);
+        status = node.enter_view(boot, ids, a.id);
     }
     std::unique_ptr<group_impl> impl;
     if (status == UCS_OK) {
@@ -191,7 +222,7 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
         std::shared_ptr<replicated_jams> jams;
         status = replicated_jams::create(p, jams);
         if (status == UCS_OK) {
-            status = group_impl::build_view(node, p, senders, r.epoch, r.sponsor, true,
+            status = group_impl::build_view(node, p, senders, a.epoch, a.sponsor, true,
                                             std::move(jams), impl);
         }
     }
@@ -199,7 +230,7 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
         status = impl->listen_for_joiners();
     }
     if (status != UCS_OK) {
-        ucs_error("group: joining view %ld failed: %s", static_cast<long>(r.epoch),
+        ucs_error("group: joining view %ld failed: %s", static_cast<long>(a.epoch),
                   ucs_status_string(status));
         return status;
     }

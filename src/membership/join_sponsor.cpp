@@ -47,7 +47,7 @@ bool join_sponsor::serving() const
            !ctx_.state.out_of_group() && !ctx_.failed;
 }
 
-const char *join_sponsor::refusal(const join::request &r) const
+const char *join_sponsor::refusal(const join::request &r)
 {
     const join::request ours = join::request_for(ctx_.params);
     if (r.magic != join::kRequestMagic) {
@@ -77,19 +77,16 @@ const char *join_sponsor::refusal(const join::request &r) const
     if (max_id_ + 1 >= join::kMaxMemberId) {
         return "no member id left";
     }
-    if (ctx_.map.current().members.size() + 1 > static_cast<size_t>(join::kMaxMembers)) {
-        return "the group has its maximum number of members";
+    if (ctx_.settings.member_count_refusal(ctx_.map.current().members.size() + 1,
+                                           refusal_text_, sizeof(refusal_text_))) {
+        return refusal_text_;   /* the parameter and its value, for both ends */
     }
     return nullptr;
 }
 
 void join_sponsor::answer_refusal(const join::socket_fd &s, const char *why, ucs_status_t status)
 {
-    join::reply r{};
-    r.magic   = join::kReplyMagic;
-    r.version = join::kVersion;
-    r.status  = status;
-    std::snprintf(r.reason, sizeof(r.reason), "%s", why);
+    const join::reply r = join::refusal_reply(status, why);
     /* a fresh socket's buffer takes it at once; a joiner that does not
      * read it loses only its own answer */
     (void)join::write_all(s, &r, sizeof(r), 0.1);
@@ -234,21 +231,16 @@ ucs_status_t join_sponsor::meet(int sponsor, const view &next, tc_bootstrap_h &b
     const bool sponsoring = ctx_.me() == sponsor;
     ucs_status_t status   = UCS_OK;
     if (sponsoring) {
-        join::reply r{};
-        r.magic           = join::kReplyMagic;
-        r.version         = join::kVersion;
-        r.status          = UCS_OK;
-        r.id              = joiner_id;
-        r.epoch           = next.epoch;
-        r.sponsor         = sponsor_id;
-        r.rendezvous_port = static_cast<uint32_t>(addr & 0xffff);
-        r.rendezvous_size = static_cast<int32_t>(ids.size());
-        r.member_count    = static_cast<int32_t>(next.members.size());
-        r.sender_count    = static_cast<int32_t>(next.senders.size());
-        std::copy(next.members.begin(), next.members.end(), r.members);
-        std::copy(next.senders.begin(), next.senders.end(), r.senders);
-        std::copy(ids.begin(), ids.end(), r.rendezvous);
-        status = join::write_all(joiner_, &r, sizeof(r), ctx_.settings.boot_timeout_s);
+        join::admission admit;
+        admit.id              = joiner_id;
+        admit.epoch           = next.epoch;
+        admit.sponsor         = sponsor_id;
+        admit.rendezvous_port = static_cast<uint16_t>(addr & 0xffff);
+        admit.members         = next.members;
+        admit.senders         = next.senders;
+        admit.rendezvous      = ids;
+        const std::vector<std::byte> wire = join::encode_admission(admit);
+        status = join::write_all(joiner_, wire.data(), wire.size(), ctx_.settings.boot_timeout_s);
     }
     const int my_rank = static_cast<int>(std::find(ids.begin(), ids.end(), ctx_.node.rank()) -
                                          ids.begin());

@@ -61,7 +61,7 @@ private:
     static constexpr double kRequestTimeoutS = 2.0;
     static constexpr double kPollIntervalS   = 1e-3;
 
-    const char *refusal(const join::request &r) const;
+    const char *refusal(const join::request &r);
     void refuse(const char *why, ucs_status_t status);
     void answer_refusal(const join::socket_fd &s, const char *why, ucs_status_t status);
     void withdraw();
@@ -77,6 +77,7 @@ private:
     int64_t                          rendezvous_addr_ = 0;
     bool                             checked_        = false;
     int                              max_id_         = 0;
+    char                             refusal_text_[128] = {};   /* a refusal with values */
 };
 
 } // namespace tc::membership

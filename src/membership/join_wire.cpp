@@ -8,7 +8,11 @@
 #include <twochains/sock.h>
 
 #include <arpa/inet.h>
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -32,6 +36,161 @@ request request_for(const group_params &p)
     r.jam_state_size = p.jam_state.size();
     r.jam_packages   = replicated_jams::packages_digest(p);
     return r;
+}
+
+namespace {
+
+void put_list(std::vector<std::byte> &out, size_t &pos, const std::vector<int> &list)
+{
+    for (int v : list) {
+        const int32_t w = v;
+        std::memcpy(out.data() + pos, &w, sizeof(w));
+        pos += sizeof(w);
+    }
+}
+
+/* @a count int32 of @a wire at @a pos (the caller checked the length) */
+const char *take_list(std::span<const std::byte> wire, size_t &pos, int32_t count,
+                      std::vector<int> &out)
+{
+    out.resize(static_cast<size_t>(count));
+    for (auto &v : out) {
+        int32_t w;
+        std::memcpy(&w, wire.data() + pos, sizeof(w));
+        pos += sizeof(w);
+        if (!valid_member_id(w)) {
+            return "a member id out of range";
+        }
+        v = w;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+std::vector<std::byte> encode_admission(const admission &a)
+{
+    reply h{};
+    h.magic           = kReplyMagic;
+    h.version         = kVersion;
+    h.status          = UCS_OK;
+    h.id              = a.id;
+    h.epoch           = a.epoch;
+    h.sponsor         = a.sponsor;
+    h.rendezvous_port = a.rendezvous_port;
+    h.rendezvous_size = static_cast<int32_t>(a.rendezvous.size());
+    h.member_count    = static_cast<int32_t>(a.members.size());
+    h.sender_count    = static_cast<int32_t>(a.senders.size());
+    std::vector<std::byte> out(sizeof(h) + sizeof(int32_t) * (a.members.size() + a.senders.size() +
+                                                               a.rendezvous.size()));
+    std::memcpy(out.data(), &h, sizeof(h));
+    size_t pos = sizeof(h);
+    put_list(out, pos, a.members);
+    put_list(out, pos, a.senders);
+    put_list(out, pos, a.rendezvous);
+    return out;
+}
+
+reply refusal_reply(ucs_status_t status, const char *why)
+{
+    reply r{};
+    r.magic   = kReplyMagic;
+    r.version = kVersion;
+    r.status  = status;
+    std::snprintf(r.reason, sizeof(r.reason), "%s", why);
+    return r;
+}
+
+const char *list_bytes(const reply &h, unsigned max_members, size_t &bytes)
+{
+    if (h.member_count < 1) {
+        return "no members";
+    }
+    if (static_cast<uint32_t>(h.member_count) > max_members) {
+        return "more members than UCX_TC_GROUP_MAX_MEMBERS";
+    }
+    if (h.sender_count < 0 || h.sender_count > h.member_count) {
+        return "a sender count out of range";
+    }
+    if (h.rendezvous_size != h.member_count) {
+        return "a rendezvous that is not the members";
+    }
+    /* each count is at most max_members (unsigned): no overflow */
+    bytes = sizeof(int32_t) * (static_cast<size_t>(h.member_count) +
+                               static_cast<size_t>(h.sender_count) +
+                               static_cast<size_t>(h.rendezvous_size));
+    return nullptr;
+}
+
+const char *decode_admission(std::span<const std::byte> wire, unsigned max_members,
+                             admission &out)
+{
+    reply h;
+    if (wire.size() < sizeof(h)) {
+        return "truncated header";
+    }
+    std::memcpy(&h, wire.data(), sizeof(h));
+    if (h.magic != kReplyMagic || h.version != kVersion) {
+        return "not a join reply of this protocol version";
+    }
+    if (h.status != UCS_OK) {
+        return "a refusal, not an admission";
+    }
+    size_t lists = 0;
+    if (const char *why = list_bytes(h, max_members, lists)) {
+        return why;
+    }
+    if (wire.size() < sizeof(h) + lists) {
+        return "truncated lists";
+    }
+    if (wire.size() > sizeof(h) + lists) {
+        return "bytes past the lists";
+    }
+    if (h.epoch < 1) {
+        return "an epoch out of range";
+    }
+    if (!valid_member_id(h.id) || !valid_member_id(h.sponsor)) {
+        return "the joiner's or the sponsor's id out of range";
+    }
+    admission a;
+    size_t pos = sizeof(h);
+    for (auto [count, list] : {std::pair{h.member_count, &a.members},
+                               std::pair{h.sender_count, &a.senders},
+                               std::pair{h.rendezvous_size, &a.rendezvous}}) {
+        if (const char *why = take_list(wire, pos, count, *list)) {
+            return why;
+        }
+    }
+    /* one membership: members without repeats, the rendezvous the same ids,
+     * the senders among them, the joiner and the sponsor in it */
+    std::vector<int> sorted = a.members, rendezvous = a.rendezvous;
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(rendezvous.begin(), rendezvous.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+        return "a member listed twice";
+    }
+    if (sorted != rendezvous) {
+        return "a rendezvous that is not the members";
+    }
+    const auto member = [&](int id) { return std::binary_search(sorted.begin(), sorted.end(), id); };
+    std::vector<int> senders = a.senders;
+    std::sort(senders.begin(), senders.end());
+    if (!std::all_of(senders.begin(), senders.end(), member) ||
+        std::adjacent_find(senders.begin(), senders.end()) != senders.end()) {
+        return "a sender that is not a member, or listed twice";
+    }
+    if (!member(h.id) || !member(h.sponsor)) {
+        return "the joiner or the sponsor is not a member";
+    }
+    if (h.rendezvous_port == 0 || h.rendezvous_port > UINT16_MAX) {
+        return "no rendezvous port";
+    }
+    a.id              = h.id;
+    a.epoch           = h.epoch;
+    a.sponsor         = h.sponsor;
+    a.rendezvous_port = static_cast<uint16_t>(h.rendezvous_port);
+    out               = std::move(a);
+    return nullptr;
 }
 
 void socket_fd::reset(int fd)

@@ -7,8 +7,16 @@
  * reply that
  * either refuses it or admits it into the next view, with where to meet the
  * new view's members for the rendezvous (a TCP bootstrap whose root is the
- * member it contacted, the sponsor). Fixed-size messages, magic and version
- * first; nothing read from the wire is trusted before it is checked.
+ * member it contacted, the sponsor). Magic and version first; nothing read
+ * from the wire is trusted before it is checked.
+ *
+ * The challenge and the request are fixed-size. A reply is a fixed header
+ * with counts, then (an admission only) the view's lists of any length,
+ * int32 each: members, senders, rendezvous. A joiner checks every count
+ * against its UCX_TC_GROUP_MAX_MEMBERS before it reads or allocates for
+ * the lists, reads exactly the bytes the counts announce, and decodes them
+ * only once they all arrived (decode_admission checks the length again,
+ * every id, and that the lists are one membership).
  */
 #pragma once
 
@@ -20,17 +28,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace tc::join {
 
 constexpr uint32_t kRequestMagic = 0x524a4354; /* "TCJR" */
 constexpr uint32_t kReplyMagic   = 0x414a4354; /* "TCJA" */
 constexpr uint32_t kChallengeMagic = 0x434a4354; /* "TCJC" */
-constexpr uint32_t kVersion      = 3;
-/* members of a view a joiner enters (the wire's arrays); member ids are
- * node ids, of any job size below ucp_node::kMaxNodeId */
-constexpr int      kMaxMembers   = group::kMaxMembers;
+constexpr uint32_t kVersion      = 4;
+/* member ids are node ids, of any job size below ucp_node::kMaxNodeId; how
+ * many a view lists is bounded by UCX_TC_GROUP_MAX_MEMBERS */
 constexpr int      kMaxMemberId  = ucp_node::kMaxNodeId;
 
 inline bool valid_member_id(int32_t id) { return id >= 0 && id < kMaxMemberId; }
@@ -62,6 +71,10 @@ struct request {
  * compares it with its own. */
 request request_for(const group_params &p);
 
+/* A reply's fixed header. An admission's lists follow it, int32 each, in
+ * this order: members (member_count, view order), senders (sender_count),
+ * rendezvous (rendezvous_size: rendezvous rank -> id). A refusal has all
+ * counts zero and nothing after it. */
 struct reply {
     uint32_t magic;
     uint32_t version;
@@ -74,11 +87,36 @@ struct reply {
     int32_t  member_count;
     int32_t  sender_count;
     int32_t  reserved;
-    int32_t  members[kMaxMembers];     /* view order */
-    int32_t  senders[kMaxMembers];
-    int32_t  rendezvous[kMaxMembers];  /* rendezvous rank -> id */
-    char     reason[128];              /* why it was refused */
+    char     reason[128];     /* why it was refused */
 };
+
+/* An admission, as the sponsor sends it and the joiner uses it. */
+struct admission {
+    int32_t          id      = -1;
+    int64_t          epoch   = 0;
+    int32_t          sponsor = -1;
+    uint16_t         rendezvous_port = 0;
+    std::vector<int> members;      /* view order */
+    std::vector<int> senders;
+    std::vector<int> rendezvous;   /* rendezvous rank -> id */
+};
+
+/* Header and lists of @a a, ready for the wire. */
+std::vector<std::byte> encode_admission(const admission &a);
+
+/* A refusal (header only) saying @a why. */
+reply refusal_reply(ucs_status_t status, const char *why);
+
+/* The bytes of the lists that the header @a h announces, in @a bytes; or
+ * why its counts cannot be (negative, above @a max_members, more senders
+ * than members, a rendezvous that is not the members). Nothing else of
+ * @a h is looked at. */
+const char *list_bytes(const reply &h, unsigned max_members, size_t &bytes);
+
+/* A whole admission as it arrived (header, then lists: exactly
+ * @a wire.size() bytes): nullptr and @a out, or why it is rejected. */
+const char *decode_admission(std::span<const std::byte> wire, unsigned max_members,
+                             admission &out);
 
 /* A socket that closes itself. */
 class socket_fd {

@@ -20,7 +20,7 @@ bool view_change::must_wedge() const
 int view_change::sponsor_row() const
 {
     /* a predicate of every engine pass: no allocation */
-    const uint64_t out = ctx_.suspected();
+    const member_mask &out = ctx_.suspected;
     for (int row : ctx_.map.rows()) {
         if (ctx_.map.survives(row, out) && ctx_.raw(row, ctx_.cols.join_req) == ctx_.epoch()) {
             return row;
@@ -51,7 +51,7 @@ unsigned view_change::lead_trim()
 {
     const auto &c       = ctx_.cols;
     const int64_t epoch = ctx_.epoch();
-    const auto rows     = ctx_.map.survivors(ctx_.suspected());
+    const auto rows     = ctx_.map.survivors(ctx_.suspected);
     const auto all      = ctx_.map.rows().size();
     if (2 * rows.size() <= all) {
         if (!ctx_.state.is(member_state::minority)) {
@@ -84,8 +84,12 @@ unsigned view_change::lead_trim()
     const int64_t admit = adopted >= 0 ? ctx_.raw(adopted, c.admit) : sponsor_row() + 1;
     /* who leaves is decided here, once: a member that suspects more by the
      * time it installs still installs this view, and changes it next */
-    const int64_t leaving = adopted >= 0 ? ctx_.raw(adopted, c.leaving) :
-                                           static_cast<int64_t>(ctx_.suspected() & ctx_.map.mask());
+    member_mask leaving = ctx_.suspected;
+    if (adopted >= 0) {
+        leaving = leaving_of(adopted);
+    } else {
+        leaving &= ctx_.map.mask();
+    }
     for (int s = 0; s < ctx_.map.sender_count(); ++s) {
         const int o    = ctx_.map.sender_column(s);
         const int from = ctx_.map.sender_row(s);
@@ -105,7 +109,14 @@ unsigned view_change::lead_trim()
 
 std::vector<int> view_change::next_rows() const
 {
-    return ctx_.map.survivors(static_cast<uint64_t>(ctx_.mine(ctx_.cols.leaving)));
+    ctx_.read_mask(ctx_.me(), ctx_.cols.leaving, leaving_);
+    return ctx_.map.survivors(leaving_);
+}
+
+const member_mask &view_change::leaving_of(int row) const
+{
+    ctx_.read_mask(row, ctx_.cols.leaving, their_leaving_);
+    return their_leaving_;
 }
 
 bool view_change::everything_received_everywhere() const
@@ -123,13 +134,14 @@ bool view_change::everything_received_everywhere() const
     return true;
 }
 
-void view_change::publish_trim(const std::vector<int64_t> &trim, int64_t admit, int64_t leaving)
+void view_change::publish_trim(const std::vector<int64_t> &trim, int64_t admit,
+                               const member_mask &leaving)
 {
     for (int o = 0; o < ctx_.map.creation_sender_count(); ++o) {
         ctx_.set(ctx_.cols.trim, trim[o] == INT64_MAX ? 0 : trim[o], o);
     }
     ctx_.set(ctx_.cols.admit, admit);
-    ctx_.set(ctx_.cols.leaving, leaving);
+    ctx_.write_mask(ctx_.cols.leaving, leaving);
     /* the decision, then its epoch: a put may land in any byte order, so
      * whoever reads trim_epoch == epoch must find the decision already there */
     ctx_.fail_on(ctx_.push(ctx_.cols.trim, ctx_.cols.leaving, put_purpose::other));
@@ -143,13 +155,14 @@ unsigned view_change::follow_trim()
     const auto &c       = ctx_.cols;
     const int64_t epoch = ctx_.epoch();
     const int s0        = ctx_.map.creation_sender_count();
-    const int lead      = ctx_.map.leader(ctx_.suspected());
+    const int lead      = ctx_.map.leader(ctx_.suspected);
     if (lead < 0 || ctx_.raw(lead, c.trim_epoch) != epoch) {
         return 0;
     }
+    ctx_.read_mask(ctx_.me(), c.leaving, leaving_);
     bool same_as_leader = ctx_.mine(c.trim_epoch) == epoch &&
                           ctx_.mine(c.admit) == ctx_.raw(lead, c.admit) &&
-                          ctx_.mine(c.leaving) == ctx_.raw(lead, c.leaving);
+                          leaving_ == leaving_of(lead);
     for (int o = 0; o < s0 && same_as_leader; ++o) {
         same_as_leader = ctx_.mine(c.trim, o) == ctx_.raw(lead, c.trim, o);
     }
@@ -158,12 +171,12 @@ unsigned view_change::follow_trim()
         for (int o = 0; o < s0; ++o) {
             trim[o] = ctx_.raw(lead, c.trim, o);
         }
-        publish_trim(trim, ctx_.raw(lead, c.admit), ctx_.raw(lead, c.leaving));
+        publish_trim(trim, ctx_.raw(lead, c.admit), leaving_of(lead));
         return 1;
     }
-    for (int row : ctx_.map.survivors(ctx_.suspected())) {
+    for (int row : ctx_.map.survivors(ctx_.suspected)) {
         if (ctx_.raw(row, c.trim_epoch) != epoch || ctx_.raw(row, c.admit) != ctx_.mine(c.admit) ||
-            ctx_.raw(row, c.leaving) != ctx_.mine(c.leaving)) {
+            !(leaving_of(row) == leaving_)) {
             return 0;
         }
         for (int o = 0; o < s0; ++o) {
@@ -187,7 +200,7 @@ bool view_change::install_due() const
     if (!ctx_.state.is(member_state::trimmed)) {
         return false;
     }
-    for (int row : ctx_.map.survivors(ctx_.suspected())) {
+    for (int row : ctx_.map.survivors(ctx_.suspected)) {
         if (ctx_.raw(row, ctx_.cols.done) != ctx_.epoch()) {
             return false;
         }

@@ -42,7 +42,9 @@ namespace membership {
 class view_change {
 public:
     view_change(group_context &ctx, smc::sender &send, delivery &deliver)
-        : ctx_(ctx), send_(send), deliver_(deliver)
+        : ctx_(ctx), send_(send), deliver_(deliver),
+          leaving_(ctx.map.creation_member_count()),
+          their_leaving_(ctx.map.creation_member_count())
     {
     }
 
@@ -51,7 +53,7 @@ public:
 
     bool leads() const
     {
-        return ctx_.state.changing_view() && ctx_.map.leader(ctx_.suspected()) == ctx_.me();
+        return ctx_.state.changing_view() && ctx_.map.leader(ctx_.suspected) == ctx_.me();
     }
     unsigned lead_trim();
 
@@ -68,7 +70,7 @@ public:
     /* the leader's decision: the rows that go on into the next view */
     std::vector<int> next_rows() const;
     /* somebody was suspected (not a join-only change) */
-    bool lost_members() const { return (ctx_.suspected() & ctx_.map.mask()) != 0; }
+    bool lost_members() const { return ctx_.suspected.intersects(ctx_.map.mask()); }
 
     /* Receiving and reporting go on in a wedge that only admits a joiner:
      * every member is alive, so the trim can wait until nothing is in flight. */
@@ -83,12 +85,16 @@ public:
 
 private:
     bool everything_received_everywhere() const;
-    void publish_trim(const std::vector<int64_t> &trim, int64_t admit, int64_t leaving);
+    void publish_trim(const std::vector<int64_t> &trim, int64_t admit, const member_mask &leaving);
+    /* @a row's leaving column, read once (no allocation) */
+    const member_mask &leaving_of(int row) const;
 
     group_context &ctx_;
     smc::sender   &send_;
     delivery      &deliver_;
     double        wedge_started_s_ = 0;
+    /* private copies of leaving columns (ours, and a peer's), sized once */
+    mutable member_mask leaving_, their_leaving_;
 };
 
 } // namespace membership

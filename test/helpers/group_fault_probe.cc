@@ -13,9 +13,10 @@
  * its state (chain and count) comes from the sponsor.
  * Output: "ready ID"; "view E m1,m2,..." per view; "large send N" before the
  * large one; "state received ..." at a joiner; "result chain HEX count N views
- * V trimmed T joins J" at the end. Exit 0: done; 3: expelled or left in a
- * minority (a clear error, as the API reports it); 4: the join failed; 1:
- * anything else.
+ * V trimmed T joins J status S sum B" at the end (B: every delivered byte,
+ * summed; a joiner's counts from its join on). Exit 0: done; 3: expelled or
+ * left in a minority (a clear error, as the API reports it); 4: the join
+ * failed; 1: anything else.
  */
 #include "api/group.hpp"
 
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
         return 1;
     }
     uint64_t chain = 1469598103934665603ull, delivered = 0;
+    uint64_t sum = 0;   /* of every delivered byte: the tests know what it must be */
     tc::group_params p;
     for (int r = 0; r < node->size(); ++r) {
         p.members.push_back(r);
@@ -111,6 +113,9 @@ int main(int argc, char **argv)
     p.on_deliver  = [&](const tc::message &m) {
         chain = fnv(chain, &m.sender, sizeof(m.sender));
         chain = fnv(chain, m.data.data(), m.data.size());
+        for (std::byte byte : m.data) {
+            sum += static_cast<uint8_t>(byte);
+        }
         ++delivered;
     };
     p.on_view = [&](const tc::view &v) {
@@ -178,11 +183,13 @@ int main(int argc, char **argv)
         status = g->close();
     }
     auto st = g->stats();
-    std::printf("result chain %016llx count %llu views %llu trimmed %llu joins %llu status %s\n",
+    std::printf("result chain %016llx count %llu views %llu trimmed %llu joins %llu status %s "
+                "sum %llu\n",
                 static_cast<unsigned long long>(chain), static_cast<unsigned long long>(delivered),
                 static_cast<unsigned long long>(st.views),
                 static_cast<unsigned long long>(st.trimmed),
-                static_cast<unsigned long long>(st.joins), ucs_status_string(status));
+                static_cast<unsigned long long>(st.joins), ucs_status_string(status),
+                static_cast<unsigned long long>(sum));
     std::fflush(stdout);
     if (st.views > st.joins || status != UCS_OK) {
         /* a member failed: a collective teardown cannot work */

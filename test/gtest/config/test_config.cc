@@ -62,7 +62,8 @@ TEST(info, lists_every_variable_with_docs)
                             "UCX_TC_RANK=", "UCX_TC_SIZE=", "UCX_TC_LISTEN_FD=",
                             "UCX_TC_BOOTSTRAP_TIMEOUT=", "UCX_TC_SMC_MODE=", "UCX_TC_SMC_BATCH=",
                             "UCX_TC_SMC_FLUSH_US=", "UCX_TC_HEARTBEAT_INTERVAL=",
-                            "UCX_TC_SUSPECT_TIMEOUT=", "UCX_TC_GROUP_TIMEOUT=", "UCX_TC_IFUNC_SECURITY=",
+                            "UCX_TC_SUSPECT_TIMEOUT=", "UCX_TC_GROUP_TIMEOUT=",
+                            "UCX_TC_GROUP_MAX_MEMBERS=", "UCX_TC_IFUNC_SECURITY=",
                             "UCX_TC_RDMC_BLOCK="}) {
         EXPECT_NE(std::string::npos, r.output.find(var)) << var << " missing in:\n" << r.output;
     }

@@ -448,6 +448,25 @@ TEST(group, mismatched_parameters_fail_on_every_member)
     unsetenv("UCX_TLS");
 }
 
+/* the limit is UCX_TC_GROUP_MAX_MEMBERS, and the error says so with its value */
+TEST(group, more_members_than_the_configured_maximum_are_refused)
+{
+    setenv("UCX_TLS", "posix,self", 1);
+    setenv("UCX_TC_GROUP_MAX_MEMBERS", "2", 1);
+    tc_test::scoped_log_expect logs;
+    auto res = run_scenario(small_scenario(3));
+    for (const auto &r : res) {
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, r.create_status);
+    }
+    EXPECT_EQ(3u, logs.count("3 members, more than UCX_TC_GROUP_MAX_MEMBERS=2 allows"));
+    unsetenv("UCX_TC_GROUP_MAX_MEMBERS");
+    res = run_scenario(small_scenario(3));
+    for (const auto &r : res) {
+        EXPECT_EQ(UCS_OK, r.create_status) << "the default (256) holds 3";
+    }
+    unsetenv("UCX_TLS");
+}
+
 /* --- batched mode ------------------------------------------------------ */
 
 using batch_param = std::tuple<std::string, unsigned, double>;  /* tls, B (0: W), T */
