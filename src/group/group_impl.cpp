@@ -65,8 +65,8 @@ view creation_view(const group_params &p, std::vector<int> senders, int64_t epoc
     return v;
 }
 
-/* The regions of a view, created collectively in this order by members
- * and non-members alike (a non-member shares nothing and gets none). */
+/* The regions of a view, created collectively among its members, in this
+ * order. */
 struct view_regions {
     std::unique_ptr<sst::table>           table;
     std::unique_ptr<sst::mirrored_region> slots, exchange;
@@ -153,25 +153,6 @@ ucs_status_t group_impl::add_large_messages()
     if (status == UCS_OK) {
         large_.attach(std::move(engine));
         send_.allow_large(std::max(ctx_.params.max_payload, ctx_.params.rdmc_max_message));
-    }
-    return status;
-}
-
-ucs_status_t group_impl::take_part_as_outsider(ucp_node &node, const group_params &p)
-{
-    view_regions none;
-    ucs_status_t status = create_view_regions(node, p, sst::layout{}, 0, none);
-    if (status == UCS_OK && p.rdmc_max_message > 0) {
-        std::unique_ptr<rdmc::engine> no_engine;
-        status = large_messages::create_engine(node, p, nullptr, no_engine);
-    }
-    /* Creation ends when every rank has unpacked every rkey: a member that
-     * dies right after it (on posix its shared memory goes with it) must
-     * not die under a peer still unpacking its rkey, which then fails, and
-     * UCX 1.13 crashes in that failure's cleanup (ucp_ep_rkey_unpack ->
-     * uct_posix_rkey_release). The members wait here in group::create. */
-    if (status == UCS_OK) {
-        status = node.barrier();
     }
     return status;
 }

@@ -60,10 +60,6 @@ public:
     ucs_status_t start();
     ucs_status_t listen_for_joiners() { return joins_.listen(); }
 
-    /* The collectives of creation as a rank outside params.members runs
-     * them: the same calls with nothing to share. */
-    static ucs_status_t take_part_as_outsider(ucp_node &node, const group_params &p);
-
     /* The part of creating a view every member of it does together: SST,
      * SMC and RDMC, the sponsor's state to a joiner, then start. */
     static ucs_status_t build_view(ucp_node &node, const group_params &p,
