@@ -432,6 +432,9 @@ void group_impl::set_quiet(bool quiet)
 {
     quiet_.store(quiet, std::memory_order_relaxed);
     quiet_passes_ = 0;
+    if (quiet) {
+        quiet_until_s_ = now_s() + ctx_.settings.heartbeat_s;
+    }
     if (poller_id_ >= 0) {   /* none once a view change or close removed it */
         tc_progress_poller_set_quiet(ctx_.node.engine(), poller_id_, quiet);
     }
@@ -477,16 +480,18 @@ bool group_impl::idle() const
 /* The quiet group's look, every TC_PROGRESS_QUIET_EVERY loops: the
  * application's poke and, raw, the word each peer's 'sent' counter lives in
  * (any change wakes us; the pass then reads it properly, epoch and all).
- * Every kQuietLookEvery looks the whole protocol runs, the failure detector
- * included: heartbeats (10 ms), suspicions, wedges and joins tolerate that
- * delay. */
+ * Every kQuietLookEvery looks, or once a heartbeat interval passed, the
+ * whole protocol runs, the failure detector included: heartbeats (10 ms),
+ * suspicions, wedges and joins tolerate that delay. */
 bool group_impl::woken()
 {
     if (poked_.load(std::memory_order_relaxed)) {
         poked_.store(false, std::memory_order_relaxed);
         return true;
     }
-    if (++quiet_passes_ == kQuietLookEvery) {
+    ++quiet_passes_;
+    if (quiet_passes_ == kQuietLookEvery ||
+        (quiet_passes_ % kQuietClockEvery == 0 && now_s() >= quiet_until_s_)) {
         detect_.look_next_time();
         return true;
     }

@@ -215,6 +215,11 @@ int64_t sum_value(int sender, int target, int mode, int i, unsigned j)
 
 unsigned sum_count(int i) { return 1 + static_cast<unsigned>(i % 8); }
 
+struct until_time {
+    double t;
+    static int done(void *arg) { return now_s() >= static_cast<until_time*>(arg)->t; }
+};
+
 struct arrived {
     tc_ifunc_mailbox_h mbox;
     uint64_t           expected;
@@ -256,8 +261,12 @@ void mailbox_phase(tc::ucp_node &node, tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h p
                  * no ring granted yet): progress and retry */
                 while ((status = tc_ifunc_send(mbox, t, msgs[m])) == UCS_ERR_NO_RESOURCE &&
                        now_s() < deadline) {
+                    /* wait with the engine's policy, not in a spin: hundreds
+                     * of ranks share two cores, and their groups'
+                     * heartbeats need them */
                     ++no_resource;
-                    tc_progress(node.engine());
+                    until_time pause{now_s() + 1e-3};
+                    tc_progress_until(node.engine(), &until_time::done, &pause, 1.0);
                 }
                 CHECK(status == UCS_OK || status == UCS_INPROGRESS, "send to %d: %s", t,
                       ucs_status_string(status));
