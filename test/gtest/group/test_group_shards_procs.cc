@@ -4,7 +4,7 @@
  * Many small shards over one large job, as real processes
  * (test/helpers/shard_probe) over posix and over tcp with the default
  * (adaptive) wait policy: P ranks (TC_SHARD_PROCS, 100 by default; 256 in
- * make check-long), one Two-Chains mailbox over all of them and about 2P/3
+ * make check-long over posix), one Two-Chains mailbox over all of them and about 2P/3
  * shards of 3, each rank in two. Checked:
  *  - every mailbox receiver's exact sum and call count of the Local and
  *    Cached jams sent to it, none rejected;
