@@ -114,71 +114,73 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
     out.reset();
     const bool member = std::find(params.members.begin(), params.members.end(), node.rank()) !=
                         params.members.end();
+    if (!member) {
+        return UCS_OK;   /* nothing to take part in: the members agree among themselves */
+    }
     std::vector<int> senders = params.senders.empty() ? params.members : params.senders;
 
-    /* Validate locally, but take part in every collective step regardless,
+    /* The members' collectives below run among them only. A member list
+     * that cannot name them fails here; any other bad parameter is found
+     * below, while every member still takes part in every collective step,
      * so that one member's bad parameters fail everyone, not hang them. */
-    const char *local_error = nullptr;
-    char member_limit_error[128];
-    if (member) {
-        if (params.members.size() < 1 || params.window == 0 || params.max_payload == 0 ||
-            params.max_payload > UINT32_MAX) {
-            local_error = "members, window and max_payload must be positive";
-        }
-        for (int s : senders) {
-            if (std::find(params.members.begin(), params.members.end(), s) ==
-                params.members.end()) {
-                local_error = "every sender must be a member";
-            }
-        }
-        for (int m : params.members) {
-            if (m < 0 || m >= node.size()) {
-                local_error = "member rank out of the bootstrap's range";
-            }
-        }
-        if (const char *why = group_settings::refuse_member_count(
-                    params.members.size(), member_limit_error, sizeof(member_limit_error))) {
-            local_error = why;
-        }
-        if (params.on_deliver && params.on_deliver_span) {
-            local_error = "set on_deliver or on_deliver_span, not both";
-        }
-        if (params.jam_mode >= TC_IFUNC_MODE_LAST) {
-            local_error = "jam_mode is not a tc_ifunc_mode_t";
+    for (int m : params.members) {
+        if (m < 0 || m >= node.size() ||
+            std::count(params.members.begin(), params.members.end(), m) != 1) {
+            ucs_error("group: invalid parameters: members must be distinct ranks of the "
+                      "bootstrap (0..%d)", node.size() - 1);
+            return UCS_ERR_INVALID_PARAM;
         }
     }
-    std::shared_ptr<replicated_jams> jams;
-    if (member && !local_error && replicated_jams::create(params, jams) != UCS_OK) {
-        local_error = "the replicated jam executor could not be created";
-    }
-
-    std::vector<std::byte> digest;
-    if (member) {
-        digest = local_error ? std::vector<std::byte>{std::byte{0}} :
-                               make_digest(params, senders, jams->security());
-    }
-    std::vector<std::vector<std::byte>> all;
-    ucs_status_t status = node.allgather_blobs(digest, all);
+    std::unique_ptr<ucp_node::member_scope> among_members;
+    ucs_status_t status = node.open_member_scope(params.members, among_members);
     if (status != UCS_OK) {
         return status;
     }
 
-    /* every rank, members or not, checks the same blobs and so agrees */
+    const char *local_error = nullptr;
+    if (params.window == 0 || params.max_payload == 0 || params.max_payload > UINT32_MAX) {
+        local_error = "members, window and max_payload must be positive";
+    }
+    for (int s : senders) {
+        if (std::find(params.members.begin(), params.members.end(), s) ==
+            params.members.end()) {
+            local_error = "every sender must be a member";
+        }
+    }
+    char member_limit_error[128];
+    if (const char *why = group_settings::refuse_member_count(
+                params.members.size(), member_limit_error, sizeof(member_limit_error))) {
+        local_error = why;
+    }
+    if (params.on_deliver && params.on_deliver_span) {
+        local_error = "set on_deliver or on_deliver_span, not both";
+    }
+    if (params.jam_mode >= TC_IFUNC_MODE_LAST) {
+        local_error = "jam_mode is not a tc_ifunc_mode_t";
+    }
+    std::shared_ptr<replicated_jams> jams;
+    if (!local_error && replicated_jams::create(params, jams) != UCS_OK) {
+        local_error = "the replicated jam executor could not be created";
+    }
+
+    const std::vector<std::byte> digest = local_error ? std::vector<std::byte>{std::byte{0}} :
+                                          make_digest(params, senders, jams->security());
+    std::vector<std::vector<std::byte>> all;
+    status = node.allgather_blobs(digest, all);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* every member checks the same blobs and so agrees */
     const char *mismatch = nullptr;
     int         culprit  = -1;
-    const std::vector<std::byte> *reference = nullptr;
-    for (int r = 0; r < node.size(); ++r) {
-        if (all[r].empty()) {
-            continue;
-        }
+    for (int r : params.members) {
         if (all[r].size() < sizeof(group_digest)) {
             mismatch = "invalid parameters";
             culprit  = r;
             break;
         }
-        if (reference == nullptr) {
-            reference = &all[r];
-        } else if (const char *diff = digest_difference(*reference, all[r])) {
+        if (const char *diff = digest_difference(all[params.members[0]], all[r])) {
             mismatch = diff;
             culprit  = r;
             break;
@@ -189,16 +191,10 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
         return UCS_ERR_INVALID_PARAM;
     }
     if (mismatch != nullptr) {
-        if (member) {
-            ucs_error("group: parameters differ between members (%s, rank %d)", mismatch, culprit);
-        }
+        ucs_error("group: parameters differ between members (%s, rank %d)", mismatch, culprit);
         return UCS_ERR_INVALID_PARAM;
     }
 
-    /* the regions are created collectively: non-members take part too */
-    if (!member) {
-        return group_impl::take_part_as_outsider(node, params);
-    }
     group_settings settings;
     status = group_settings::resolve(params, settings);
     if (status != UCS_OK) {
@@ -212,9 +208,15 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
     if (status == UCS_OK) {
         status = impl->add_large_messages();
     }
+    /* Creation ends when every member has unpacked every rkey: a member
+     * that dies right after it (on posix its shared memory goes with it)
+     * must not die under a peer still unpacking its rkey, which then fails,
+     * and UCX 1.13 crashes in that failure's cleanup (ucp_ep_rkey_unpack ->
+     * uct_posix_rkey_release). */
     if (status == UCS_OK) {
-        status = node.barrier();   /* see group_impl::take_part_as_outsider */
+        status = node.barrier();
     }
+    among_members.reset();   /* the node's collectives are the job's again */
     if (status == UCS_OK) {
         status = impl->start();
     }

@@ -171,13 +171,18 @@ class group_impl;
 class group {
 public:
     /*
-     * Collective over every rank of @a node's bootstrap, in the same order on
-     * every rank (as MPI_Comm_split). Ranks outside params.members get an
-     * empty @a out and UCS_OK. Parameters that differ between members fail on
-     * every member with UCS_ERR_INVALID_PARAM, and so do more members than
-     * UCX_TC_GROUP_MAX_MEMBERS (256 by default; each membership mask costs
-     * ceil(members / 64) words of every SST row). The job around a group
-     * may be of any size.
+     * Collective over params.members only: the members exchange what the
+     * group needs among themselves, over active messages between them (the
+     * node's bootstrap is not used, and a rank pays nothing for groups it is
+     * not in). A rank outside params.members may call it too: it returns at
+     * once with an empty @a out and UCS_OK. Members that share several
+     * groups create them in the same order. Parameters that differ between
+     * members fail on every member with UCS_ERR_INVALID_PARAM, except a
+     * different member list: the members then wait for each other in vain
+     * and fail with UCS_ERR_TIMED_OUT after UCX_TC_BOOTSTRAP_TIMEOUT. More
+     * members than UCX_TC_GROUP_MAX_MEMBERS (256 by default; each membership
+     * mask costs ceil(members / 64) words of every SST row) fail on every
+     * member with UCS_ERR_INVALID_PARAM. The job may be of any size.
      */
     static ucs_status_t create(ucp_node &node, const group_params &params,
                                std::unique_ptr<group> &out);

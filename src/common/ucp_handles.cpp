@@ -3,8 +3,8 @@
  */
 #include "ucp_handles.hpp"
 
+#include <twochains/config.h>
 #include <twochains/lane.h>
-#include <ucs/config/global_opts.h>
 #include <ucs/debug/log_def.h>
 
 #include <algorithm>
@@ -22,6 +22,16 @@ namespace tc {
 namespace {
 /* a descriptor: remote address, write-lane key, then the packed rkey */
 constexpr size_t kDescriptorPrefix = 2 * sizeof(uint64_t);
+
+/* set while this thread asks UCX for an endpoint it may refuse */
+thread_local bool mute_this_thread = false;
+
+ucs_log_func_rc_t ucp_node_mute_refusals(const char *, unsigned, const char *, ucs_log_level_t,
+                                         const ucs_log_component_config_t *, const char *,
+                                         va_list)
+{
+    return mute_this_thread ? UCS_LOG_FUNC_RC_STOP : UCS_LOG_FUNC_RC_CONTINUE;
+}
 } // namespace
 
 
@@ -103,6 +113,9 @@ registered_memory::~registered_memory()
 ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descriptor,
                                   remote_memory &out)
 {
+    if (ep == nullptr) {
+        return UCS_ERR_UNREACHABLE;   /* ucp_node::ep() logged why */
+    }
     if (descriptor.size() <= kDescriptorPrefix) {
         ucs_error("remote memory descriptor of %zu bytes is too short", descriptor.size());
         return UCS_ERR_INVALID_PARAM;
@@ -157,12 +170,23 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
     }
     write_lane_.reset(lane);
 
+    status_ = inbox_.attach(worker);
+    if (status_ != UCS_OK) {
+        return;
+    }
+
     tc_progress_engine_h engine;
     status_ = tc_progress_engine_create(worker, nullptr, &engine);
     if (status_ != UCS_OK) {
         return;
     }
     engine_.reset(engine);
+
+    tc_config_t tc_config;
+    if (tc_config_read(&tc_config) == UCS_OK) {
+        boot_timeout_s_ = tc_config.boot_timeout;
+        tc_config_release(&tc_config);
+    }
 
     ucp_address_t *address;
     size_t address_len;
@@ -186,10 +210,7 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
     }
     add_peers(size);
     for (int r = 0; r < size; ++r) {
-        status_ = connect(r, addresses[r]);
-        if (status_ != UCS_OK) {
-            return;
-        }
+        addresses_[r] = std::move(addresses[r]);   /* endpoints come on first use */
     }
 }
 
@@ -207,9 +228,9 @@ void ucp_node::add_peers(size_t count)
     }
 }
 
-ucs_status_t ucp_node::connect(int r, const std::vector<std::byte> &address)
+void ucp_node::set_address(int r, const std::vector<std::byte> &address)
 {
-    if (eps_[r] != nullptr) {
+    if (eps_[r] != nullptr && addresses_[r] != address) {
         /* the id now names another process (a joiner): drop the old one */
         ucp_request_param_t param{};
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -219,9 +240,26 @@ ucs_status_t ucp_node::connect(int r, const std::vector<std::byte> &address)
             ucp_request_free(req);   /* completes in the background */
         }
         eps_[r] = nullptr;
+        peers_[r]->failed.store(false);
+    }
+    addresses_[r] = address;
+}
+
+ucp_ep_h ucp_node::ep(int r) const
+{
+    if (r < 0 || static_cast<size_t>(r) >= eps_.size()) {
+        ucs_error("no node %d (%zu known)", r, eps_.size());
+        return nullptr;
+    }
+    if (eps_[r] != nullptr) {
+        return eps_[r];
+    }
+    if (addresses_[r].empty()) {
+        ucs_error("no worker address of node %d", r);
+        return nullptr;
     }
     peers_[r]->failed.store(false);
-    const auto *remote = reinterpret_cast<const ucp_address_t*>(address.data());
+    const auto *remote = reinterpret_cast<const ucp_address_t*>(addresses_[r].data());
     /* Ask for peer failure reports (a dead peer becomes an error we can
      * act on). UCX 1.13's shared-memory and self transports cannot give
      * them and refuse such endpoints: fall back to plain ones, where the
@@ -234,10 +272,55 @@ ucs_status_t ucp_node::connect(int r, const std::vector<std::byte> &address)
     if (status != UCS_OK) {
         ucs_error("ucp_ep_create to rank %d failed: %s", r, ucs_status_string(status));
         eps_[r] = nullptr;
-        return status;
+        return nullptr;
     }
-    addresses_[r] = address;
-    return UCS_OK;
+    ucs_debug("node %d: endpoint to %d created on first use", rank_, r);
+    return eps_[r];
+}
+
+int ucp_node::connected_peers() const
+{
+    int n = 0;
+    for (ucp_ep_h e : eps_) {
+        n += (e != nullptr);
+    }
+    return n;
+}
+
+ucp_node::member_scope::member_scope(ucp_node &node, uint64_t name, std::vector<int> ids,
+                                     int my_index)
+    : node_(node), channel_(node, name, std::move(ids), my_index, node.boot_timeout_s_),
+      outer_(node.members_)
+{
+    node_.members_ = &channel_;
+}
+
+ucp_node::member_scope::~member_scope() { node_.members_ = outer_; }
+
+ucs_status_t ucp_node::open_member_scope(std::span<const int> ids,
+                                         std::unique_ptr<member_scope> &out)
+{
+    int my_index = -1;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] < 0 || ids[i] >= size() ||
+            std::count(ids.begin(), ids.end(), ids[i]) != 1) {
+            ucs_error("member collectives: ids must be distinct nodes below %d", size());
+            return UCS_ERR_INVALID_PARAM;
+        }
+        if (ids[i] == rank_) {
+            my_index = static_cast<int>(i);
+        }
+    }
+    if (my_index < 0) {
+        ucs_error("member collectives: node %d is not among the members", rank_);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    std::vector<int> list(ids.begin(), ids.end());
+    const uint32_t occurrence = scopes_opened_[list]++;
+    const uint64_t name       = member_channel::name_of(list, occurrence);
+    /* not make_unique: the constructor is private to ucp_node */
+    out.reset(new member_scope(*this, name, std::move(list), my_index));
+    return out->status();
 }
 
 ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int> ids, int my_id,
@@ -271,17 +354,12 @@ ucs_status_t ucp_node::enter_view(tc_bootstrap_h view_boot, std::span<const int>
         return status;
     }
     for (int id : ids) {
-        if (eps_[id] == nullptr || all[id] != addresses_[id]) {
-            status = connect(id, all[id]);
-            if (status != UCS_OK) {
-                return status;
-            }
-        }
+        set_address(id, all[id]);   /* connected on first use */
     }
     return UCS_OK;
 }
 
-ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_errors)
+ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_errors) const
 {
     peers_[r]->lane = TC_WRITE_LANE_AUTO;   /* a new endpoint may have other lanes */
     ucp_ep_params_t ep_params{};
@@ -300,21 +378,24 @@ ucs_status_t ucp_node::create_ep(const ucp_address_t *remote, int r, bool peer_e
     };
     ep_params.err_handler.arg = peers_[r].get();
     /* A refusal is expected on transports without failure reports: keep
-     * UCX from logging it as an error. The level is process-wide, so nodes
-     * created by several threads at once take turns. */
-    static std::mutex quiet;
-    std::lock_guard<std::mutex> lock(quiet);
-    const auto saved = ucs_global_opts.log_component.log_level;
-    ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL;
+     * UCX from logging it as an error, on this thread only. Endpoints are
+     * created on first use, while other threads' nodes (in-process tests)
+     * log what they must: a process-wide log level would swallow that. */
+    static const bool installed = [] {
+        ucs_log_push_handler(&ucp_node_mute_refusals);
+        return true;
+    }();
+    (void)installed;
+    mute_this_thread = true;
     ucs_status_t status = ucp_ep_create(worker_.get(), &ep_params, &eps_[r]);
-    ucs_global_opts.log_component.log_level = saved;
+    mute_this_thread = false;
     return status;
 }
 
 ucs_status_t ucp_node::collective(const std::function<ucs_status_t()> &op) const
 {
-    if (!engine_ || (view_boot_ && inline_ops_)) {
-        return op();
+    if (!engine_ || members_ != nullptr || (view_boot_ && inline_ops_)) {
+        return op();   /* member collectives progress the engine themselves */
     }
     /* The bootstrap blocks on a socket; peers may need our worker to make
      * progress (acks of emulated puts, flushes) before they reach the same
@@ -385,11 +466,12 @@ ucs_status_t ucp_node::allgather_blobs(std::span<const std::byte> mine,
         return status;
     }
     std::unique_ptr<void, decltype(&std::free)> owner(gathered, &std::free);
-    all.assign(view_boot_ ? eps_.size() : lens.size(), {});
+    const std::vector<int> *ids = collective_ids();
+    all.assign(ids ? eps_.size() : lens.size(), {});
     size_t offset = 0;
     for (size_t r = 0; r < lens.size(); ++r) {
         const auto *p = static_cast<const std::byte*>(gathered) + offset;
-        all[view_boot_ ? view_ids_[r] : r].assign(p, p + lens[r]);
+        all[ids ? (*ids)[r] : r].assign(p, p + lens[r]);
         offset += lens[r];
     }
     return UCS_OK;
@@ -405,10 +487,10 @@ ucs_status_t ucp_node::exchange(const registered_memory &mem, std::vector<remote
     remotes.clear();
     remotes.resize(size());
     for (int r = 0; r < size(); ++r) {
-        if (view_boot_ && all[r].empty()) {
-            continue;   /* not in the view */
+        if (collective_ids() != nullptr && all[r].empty()) {
+            continue;   /* not in the view or among the members */
         }
-        status = remote_memory_unpack(eps_[r], all[r], remotes[r]);
+        status = remote_memory_unpack(ep(r), all[r], remotes[r]);
         if (status != UCS_OK) {
             return status;
         }
@@ -420,15 +502,21 @@ bool ucp_node::writes_over_am(int rank) const
 {
     peer &p = *peers_[rank];
     if (p.lane == TC_WRITE_LANE_AUTO) {
-        p.lane = tc_write_lane_resolve(write_lane_.get(), eps_[rank]);
+        ucp_ep_h e = ep(rank);
+        if (e == nullptr) {
+            return false;   /* the write fails on the missing endpoint */
+        }
+        p.lane = tc_write_lane_resolve(write_lane_.get(), e);
     }
     return p.lane == TC_WRITE_LANE_AM;
 }
 
 std::string ucp_node::write_lane_name(int rank) const
 {
-    char name[80];
-    tc_write_lane_describe(write_lane_.get(), eps_[rank], name, sizeof(name));
+    char name[80] = "none";
+    if (ucp_ep_h e = ep(rank)) {
+        tc_write_lane_describe(write_lane_.get(), e, name, sizeof(name));
+    }
     return name;
 }
 
@@ -436,9 +524,13 @@ ucs_status_ptr_t ucp_node::write(int rank, const void *src, size_t len, uint64_t
                                  const remote_memory &dst, const ucp_request_param_t &param,
                                  tc_write_header_t &header)
 {
+    ucp_ep_h e = ep(rank);
+    if (e == nullptr) {
+        return UCS_STATUS_PTR(UCS_ERR_UNREACHABLE);
+    }
     const tc_write_lane_mode_t kind = writes_over_am(rank) ? TC_WRITE_LANE_AM :
                                                              TC_WRITE_LANE_RMA;
-    return tc_write_lane_write(write_lane_.get(), kind, eps_[rank], static_cast<uint32_t>(rank_),
+    return tc_write_lane_write(write_lane_.get(), kind, e, static_cast<uint32_t>(rank_),
                                src, len, raddr, dst.rkey.get(), dst.write_key, &param, &header);
 }
 
@@ -467,8 +559,10 @@ tc_write_lane_stats_t ucp_node::write_lane_stats() const
 
 std::string ucp_node::rma_transport(int rank) const
 {
-    char name[64];
-    (void)tc_put_lane_describe(eps_[rank], name, sizeof(name));
+    char name[64] = "none";
+    if (ucp_ep_h e = ep(rank)) {
+        (void)tc_put_lane_describe(e, name, sizeof(name));
+    }
     return name;
 }
 

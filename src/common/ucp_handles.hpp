@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "common/member_channel.hpp"
 #include "common/rank_set.hpp"
 
 #include <twochains/bootstrap.h>
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -87,8 +89,11 @@ ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descri
                                   remote_memory &out);
 
 /*
- * One UCP context + worker + progress engine, with endpoints to every rank of
- * a bootstrap (worker addresses exchanged by allgatherv).
+ * One UCP context + worker + progress engine over the ranks of a bootstrap.
+ * Worker addresses are exchanged once, by one allgatherv at construction;
+ * the endpoint to a rank is created on first use (ep() or connect()), so a
+ * rank that talks to a few others (its shard mates) holds endpoints to
+ * those few only, whatever the job's size.
  */
 class ucp_node {
 public:
@@ -106,9 +111,40 @@ public:
     ucp_context_h context() const { return context_.get(); }
     ucp_worker_h worker() const { return worker_.get(); }
     tc_progress_engine_h engine() const { return engine_.get(); }
-    ucp_ep_h ep(int rank) const { return eps_[rank]; }
+    /* The endpoint to @a rank, created now if this is its first use;
+     * nullptr (logged) if UCX cannot create it or the rank is unknown. */
+    ucp_ep_h ep(int rank) const;
+    ucs_status_t connect(int rank) const { return ep(rank) ? UCS_OK : UCS_ERR_UNREACHABLE; }
+    /* endpoints created so far (to itself included) */
+    int connected_peers() const;
     int rank() const { return rank_; }
     int size() const { return static_cast<int>(eps_.size()); }
+
+    /*
+     * While the returned scope lives, this node's collectives (barrier(),
+     * allgather_blobs(), exchange()) run among the nodes @a ids only (the
+     * same distinct ids, in the same order, at each of them; this node among
+     * them), over active messages between them (common/member_channel.hpp),
+     * not over the bootstrap; allgather_blobs() then returns blobs indexed
+     * by id, empty for ids outside the list. Nodes that open scopes over the
+     * same ids open them in the same order. Not inside a poller.
+     */
+    class member_scope {
+    public:
+        ~member_scope();
+        member_scope(const member_scope &)            = delete;
+        member_scope &operator=(const member_scope &) = delete;
+        ucs_status_t status() const { return channel_.status(); }
+
+    private:
+        friend class ucp_node;
+        member_scope(ucp_node &node, uint64_t name, std::vector<int> ids, int my_index);
+        ucp_node       &node_;
+        member_channel channel_;
+        member_channel *outer_;
+    };
+    ucs_status_t open_member_scope(std::span<const int> ids, std::unique_ptr<member_scope> &out);
+    collective_inbox &inbox() const { return inbox_; }
 
     /*
      * Move this node's collectives to the bootstrap of a new view (a
@@ -171,9 +207,18 @@ public:
 
 private:
     ucs_status_t collective(const std::function<ucs_status_t()> &op) const;
-    ucs_status_t create_ep(const ucp_address_t *remote, int rank, bool peer_errors);
-    ucs_status_t connect(int rank, const std::vector<std::byte> &address);
-    tc_bootstrap_h current_bootstrap() const { return view_boot_ ? view_boot_.get() : boot_; }
+    ucs_status_t create_ep(const ucp_address_t *remote, int rank, bool peer_errors) const;
+    /* @a rank's worker address; an endpoint to an older one is closed */
+    void set_address(int rank, const std::vector<std::byte> &address);
+    tc_bootstrap_h current_bootstrap() const
+    {
+        return members_ ? members_->bootstrap() : view_boot_ ? view_boot_.get() : boot_;
+    }
+    /* the collectives' rank -> node id, or nullptr where they are the same */
+    const std::vector<int> *collective_ids() const
+    {
+        return members_ ? &members_->ids() : view_boot_ ? &view_ids_ : nullptr;
+    }
 
     tc_bootstrap_h         boot_;
     bootstrap_ptr          view_boot_;   /* set by enter_view() */
@@ -184,7 +229,12 @@ private:
     context_ptr            context_;
     worker_ptr             worker_;
     engine_ptr             engine_;
-    std::vector<ucp_ep_h>  eps_;
+    double                 boot_timeout_s_ = 30.0;
+    mutable collective_inbox inbox_;
+    member_channel         *members_ = nullptr;   /* the open member scope */
+    std::map<std::vector<int>, uint32_t> scopes_opened_;   /* by ids */
+    /* created on first use (ep()), hence mutable */
+    mutable std::vector<ucp_ep_h> eps_;
     /* What the node keeps per peer id; UCX holds its address as the
      * endpoint's error argument, so each lives apart and never moves. */
     struct peer {
@@ -195,7 +245,7 @@ private:
     };
     void add_peers(size_t count);
     std::vector<std::unique_ptr<peer>> peers_;   /* by id */
-    std::vector<bool>      peer_errors_;  /* endpoint has peer error handling */
+    mutable std::vector<bool> peer_errors_;  /* endpoint has peer error handling */
     write_lane_ptr         write_lane_;
     ucs_status_t           status_;
 };

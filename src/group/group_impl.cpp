@@ -89,8 +89,8 @@ view creation_view(const group_params &p, std::vector<int> senders, int64_t epoc
     return v;
 }
 
-/* The regions of a view, created collectively in this order by members
- * and non-members alike (a non-member shares nothing and gets none). */
+/* The regions of a view, created collectively among its members, in this
+ * order. */
 struct view_regions {
     std::unique_ptr<sst::table>           table;
     std::unique_ptr<sst::mirrored_region> slots, exchange;
@@ -177,25 +177,6 @@ ucs_status_t group_impl::add_large_messages()
     if (status == UCS_OK) {
         large_.attach(std::move(engine));
         send_.allow_large(std::max(ctx_.params.max_payload, ctx_.params.rdmc_max_message));
-    }
-    return status;
-}
-
-ucs_status_t group_impl::take_part_as_outsider(ucp_node &node, const group_params &p)
-{
-    view_regions none;
-    ucs_status_t status = create_view_regions(node, p, sst::layout{}, 0, none);
-    if (status == UCS_OK && p.rdmc_max_message > 0) {
-        std::unique_ptr<rdmc::engine> no_engine;
-        status = large_messages::create_engine(node, p, nullptr, no_engine);
-    }
-    /* Creation ends when every rank has unpacked every rkey: a member that
-     * dies right after it (on posix its shared memory goes with it) must
-     * not die under a peer still unpacking its rkey, which then fails, and
-     * UCX 1.13 crashes in that failure's cleanup (ucp_ep_rkey_unpack ->
-     * uct_posix_rkey_release). The members wait here in group::create. */
-    if (status == UCS_OK) {
-        status = node.barrier();
     }
     return status;
 }
@@ -475,6 +456,9 @@ void group_impl::set_quiet(bool quiet)
 {
     quiet_.store(quiet, std::memory_order_relaxed);
     quiet_passes_ = 0;
+    if (quiet) {
+        quiet_until_s_ = now_s() + ctx_.settings.heartbeat_s;
+    }
     if (poller_id_ >= 0) {   /* none once a view change or close removed it */
         tc_progress_poller_set_quiet(ctx_.node.engine(), poller_id_, quiet);
     }
@@ -520,16 +504,18 @@ bool group_impl::idle() const
 /* The quiet group's look, every TC_PROGRESS_QUIET_EVERY loops: the
  * application's poke and, raw, the word each peer's 'sent' counter lives in
  * (any change wakes us; the pass then reads it properly, epoch and all).
- * Every kQuietLookEvery looks the whole protocol runs, the failure detector
- * included: heartbeats (10 ms), suspicions, wedges and joins tolerate that
- * delay. */
+ * Every kQuietLookEvery looks, or once a heartbeat interval passed, the
+ * whole protocol runs, the failure detector included: heartbeats (10 ms),
+ * suspicions, wedges and joins tolerate that delay. */
 bool group_impl::woken()
 {
     if (poked_.load(std::memory_order_relaxed)) {
         poked_.store(false, std::memory_order_relaxed);
         return true;
     }
-    if (++quiet_passes_ == kQuietLookEvery) {
+    ++quiet_passes_;
+    if (quiet_passes_ == kQuietLookEvery ||
+        (quiet_passes_ % kQuietClockEvery == 0 && now_s() >= quiet_until_s_)) {
         detect_.look_next_time();
         return true;
     }

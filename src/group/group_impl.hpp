@@ -60,10 +60,6 @@ public:
     ucs_status_t start();
     ucs_status_t listen_for_joiners() { return joins_.listen(); }
 
-    /* The collectives of creation as a rank outside params.members runs
-     * them: the same calls with nothing to share. */
-    static ucs_status_t take_part_as_outsider(ucp_node &node, const group_params &p);
-
     /* The part of creating a view every member of it does together: SST,
      * SMC and RDMC, the sponsor's state to a joiner, then start. */
     static ucs_status_t build_view(ucp_node &node, const group_params &p,
@@ -145,6 +141,11 @@ private:
      * TC_PROGRESS_QUIET_EVERY loops, and costs then only woken(): a flag and
      * the peers' 'sent' words. */
     static constexpr unsigned  kQuietLookEvery = 64;   /* looks: 256 loops */
+    /* ... or sooner, once a heartbeat interval passed since it went quiet
+     * (the clock read every kQuietClockEvery looks): when hundreds of
+     * processes share a few cores, 256 loops can take seconds, and the
+     * heartbeats must not wait for them */
+    static constexpr unsigned  kQuietClockEvery = 8;
     struct watched_word {
         const int64_t *word;
         int64_t       seen;
@@ -153,6 +154,7 @@ private:
     std::atomic<bool>          quiet_{false};   /* the engine's thread writes it */
     std::atomic<bool>          poked_{false};
     unsigned                   quiet_passes_ = 0;
+    double                     quiet_until_s_ = 0;   /* the next heartbeat's time */
     std::vector<watched_word>  peer_sent_;   /* quiet: what woken() compares */
     int                        poller_id_ = -1;
     group                      *owner_    = nullptr;

@@ -103,14 +103,17 @@ typedef struct tc_group_jam_stats {
                                jam the others ran (the reason is logged) */
 } tc_group_jam_stats_t;
 
-/** Collective over the bootstrap. The node does not take @a boot. */
+/** Collective over the bootstrap (one allgather of worker addresses;
+ * endpoints are created on first use). The node does not take @a boot. */
 ucs_status_t tc_node_create(tc_bootstrap_h boot, tc_node_h *node_p);
 void tc_node_destroy(tc_node_h node);
 tc_progress_engine_h tc_node_engine(tc_node_h node);
 
 /**
- * Collective over every rank of the node's bootstrap, in the same order on
- * each. Ranks outside @a params->members get *@a group_p == NULL and UCS_OK.
+ * Collective over @a params->members only (they talk among themselves; the
+ * bootstrap is not used). Ranks outside them may call it too and get
+ * *@a group_p == NULL and UCS_OK at once. Members that share several groups
+ * create them in the same order.
  */
 ucs_status_t tc_group_create(tc_node_h node, const tc_group_params_t *params,
                              tc_group_h *group_p);
