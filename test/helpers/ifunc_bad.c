@@ -143,12 +143,14 @@ static void raw_put(sender_t *s, uint32_t slot, uint32_t len, int trailer)
     if (len > sizeof(s->frame)) {
         len = body = sizeof(s->frame);
     }
+    ifunc_pair_sending(p, p->sent + 1);   /* rewrites count too: harmless */
     if (body > 8) {
         wait_req(s, ucp_put_nbx(p->ep, s->frame + 8, body - 8, remote + 8, p->rkey,
                                 &param));
     }
     ucp_worker_fence(s->mbox->worker);
     wait_req(s, ucp_put_nbx(p->ep, s->frame, 8, remote, p->rkey, &param));
+    ifunc_pair_stored(s->mbox, p);
 }
 
 /* A compact server_side_sum frame, edited by @a c, its check word matching */
@@ -191,9 +193,11 @@ static void send_bad_compact(sender_t *s, bad_case_t c, uint32_t seq)
         break;
     }
     h->check = tc_frame_compact_check(s->frame, size);
+    ifunc_pair_sending(p, p->sent + 1);
     wait_req(s, ucp_put_nbx(p->ep, s->frame, size,
                             p->ring_addr + (uint64_t)seq * p->slot_size, p->rkey,
                             &(ucp_request_param_t){0}));
+    ifunc_pair_stored(s->mbox, p);
 }
 
 static void send_bad(sender_t *s, bad_case_t c, uint32_t seq)
@@ -312,6 +316,7 @@ static void run_sender(sender_t *s, bad_case_t c)
          * a sender preempted between memcpy's two overlapping stores does;
          * it sits there longer than the trailer timeout ... */
         build_sum(s, TC_FRAME_LOCAL, 0);
+        ifunc_pair_sending(ifunc_pair_ring(s->mbox, 0), ifunc_pair_ring(s->mbox, 0)->sent + 1);
         wait_req(s, ucp_put_nbx(ifunc_pair_ring(s->mbox, 0)->ep, s->frame, 8,
                                 ifunc_pair_ring(s->mbox, 0)->ring_addr, ifunc_pair_ring(s->mbox, 0)->rkey,
                                 &(ucp_request_param_t){0}));

@@ -48,4 +48,23 @@ static inline tc_ifunc_peer_t *ifunc_pair_ring(tc_ifunc_mailbox_h mbox, int rank
     return (status == UCS_OK) ? mbox->peers[rank] : NULL;
 }
 
+/* A raw sender keeps the ring protocol (peer_rings.c): frames up to
+ * @a frames count as sent from their first store, so we never agree to let
+ * the ring sleep while one is being written; call before the store */
+static inline void ifunc_pair_sending(tc_ifunc_peer_t *peer, uint64_t frames)
+{
+    if (peer->sent < frames) {
+        peer->sent = frames;
+    }
+}
+
+/* ... and after it: a store into a ring its receiver let sleep rings the
+ * doorbell */
+static inline void ifunc_pair_stored(tc_ifunc_mailbox_h mbox, tc_ifunc_peer_t *peer)
+{
+    if (peer->asleep) {
+        tc_ifunc_ring_doorbell(mbox, peer);
+    }
+}
+
 #endif

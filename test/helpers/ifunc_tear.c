@@ -111,6 +111,7 @@ static void piece(sender_t *s, uint32_t seq, uint32_t off, uint32_t len)
         s->before_last[seq] = tc_ifunc_now();
         memcpy(held + off, s->frame + off, len);
     }
+    ifunc_pair_sending(p, (uint64_t)seq + 1);
     req = ucp_put_nbx(p->ep, s->frame + off, len, remote + off, p->rkey, &param);
     if (tc_ifunc_request_wait(tc_ifunc_mailbox_engine(s->mbox), req, 10.0) != UCS_OK) {
         fail("put");
@@ -118,6 +119,7 @@ static void piece(sender_t *s, uint32_t seq, uint32_t off, uint32_t len)
     if (tc_ifunc_mailbox_flush(s->mbox, 10.0) != UCS_OK) {
         fail("flush");
     }
+    ifunc_pair_stored(s->mbox, p);
 }
 
 static void pause_between(sender_t *s, unsigned us)
