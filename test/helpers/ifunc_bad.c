@@ -321,6 +321,7 @@ static void run_sender(sender_t *s, bad_case_t c)
                                 ifunc_pair_ring(s->mbox, 0)->ring_addr, ifunc_pair_ring(s->mbox, 0)->rkey,
                                 &(ucp_request_param_t){0}));
         tc_ifunc_mailbox_flush(s->mbox, 10.0);
+        ifunc_pair_stored(s->mbox, ifunc_pair_ring(s->mbox, 0));  /* the ring may sleep */
         deadline = tc_ifunc_now() + 0.2;
         while (tc_ifunc_now() < deadline) {
             tc_progress(tc_ifunc_mailbox_engine(s->mbox));
