@@ -164,6 +164,28 @@ static void send_value(scale_t *s, int64_t v)
     }
 }
 
+/* What the receiver knows about the talking peer's ring, when a frame is
+ * missing: enough to tell a sleeping ring from a lost frame */
+static void dump_ring(const scale_t *s, int64_t target)
+{
+    const tc_ifunc_peer_t *peer  = s->mbox->peers[s->peer];
+    const tc_ifunc_rx_ring_t *rx = (peer != NULL) ? peer->rx : NULL;
+    tc_ifunc_stats_t st;
+
+    tc_ifunc_mailbox_stats(s->mbox, &st);
+    printf("mailbox_scale rank %d: %" PRId64 " of %" PRId64 " calls; ring of rank %d: "
+           "state %d, consumed %" PRIu64 ", published %" PRIu64 ", sleep asks %" PRIu64
+           " (at %" PRIu64 "), idle %u, head word %#" PRIx64 "; %u active; sleeps %" PRIu64
+           ", wakes %" PRIu64 ", control rejects %" PRIu64 ", sent to it %" PRIu64
+           ", asleep %d\n", g_rank, (int64_t)*s->calls, target, s->peer,
+           (rx != NULL) ? (int)rx->state : -1, (rx != NULL) ? rx->ring.expect : 0,
+           (rx != NULL) ? rx->ring.published : 0, (rx != NULL) ? rx->sleep_asks : 0,
+           (rx != NULL) ? rx->sleep_seq : 0, (rx != NULL) ? rx->idle : 0,
+           (rx != NULL) ? *(const volatile uint64_t*)rx->ring.head : 0, s->mbox->num_active,
+           st.ring_sleeps, st.ring_wakes, st.control_rejects,
+           (peer != NULL) ? peer->sent : 0, (peer != NULL) ? peer->asleep : -1);
+}
+
 static void wait_calls(scale_t *s, int64_t target)
 {
     double deadline = tc_ifunc_now() + 30;
@@ -172,6 +194,7 @@ static void wait_calls(scale_t *s, int64_t target)
     while (*s->calls < target) {
         tc_progress(tc_ifunc_mailbox_engine(s->mbox));
         if ((++spins % 1024 == 0) && (tc_ifunc_now() > deadline)) {
+            dump_ring(s, target);
             fail("a frame never ran");
         }
     }
@@ -309,11 +332,12 @@ int main(int argc, char **argv)
     if ((st1.rings_granted != 1) || (st1.rings_requested != 1)) {
         fail("rings were made for peers that never talked");
     }
+    /* before the barrier: its progress may run the first burst already */
+    calls0 = *s.calls;
+    acc0   = *s.acc;
     tc_ifunc_mailbox_barrier(s.mbox);
 
     /* 4. bursts into a sleeping ring: the doorbell wakes it */
-    calls0 = *s.calls;
-    acc0   = *s.acc;
     expect_sum = 0;
     for (c = 0; c < cycles; ++c) {
         for (k = 0; k < 3; ++k) {
@@ -332,6 +356,16 @@ int main(int argc, char **argv)
             }
             if (!s.mbox->peers[0]->asleep) {
                 fail("the receiver never let the ring sleep");
+            }
+            /* a ring that sleeps owes its sender no credit: a sender
+             * stalled on a full ring would otherwise wait forever */
+            t0 = tc_ifunc_now();
+            while ((*s.mbox->peers[0]->credit != s.mbox->peers[0]->sent) &&
+                   (tc_ifunc_now() < t0 + 20)) {
+                tc_progress(tc_ifunc_mailbox_engine(s.mbox));
+            }
+            if (*s.mbox->peers[0]->credit != s.mbox->peers[0]->sent) {
+                fail("the ring sleeps with credits it never returned");
             }
             /* give our agreement time to arrive, so that the next burst
              * mostly finds the ring asleep (if it does not, the receiver

@@ -9,6 +9,8 @@
 #    rank 0 through a ring of 4 slots, so credits stall and wrap) checks
 #    every effect exactly,
 # each in copy and inplace placement, over posix and tcp, and
+#  - mailbox_scale (a job of 4,096 ranks in which 2 talk: ping-pong, the
+#    idle ring sleeps, 20 bursts each wake it; exact sums) over posix and tcp;
 #  - ifunc_tear (compact frames written in torn pieces with pauses: none may
 #    run early or with other bytes, none may be lost; its one deliberately
 #    incomplete frame is the only reject) over posix and tcp. Every run must
@@ -61,6 +63,14 @@ for round in $(seq "$rounds"); do
             check "probe round $round $tls $placement" "$log" 'ifunc_probe rank [0-3]: OK' 4
             runs=$((runs + 1))
         done
+        # rings that sleep and wake: 20 bursts, each into a ring its
+        # receiver let sleep (a short idle bound makes every gap a sleep)
+        log=$work/scale.log
+        UCX_TLS=$tls UCX_TC_IFUNC_RING_IDLE=64 "$run" -n 2 --timeout 120 -- \
+            "$TC_BUILDDIR/test/helpers/mailbox_scale" --job 4096 --iters 200 --cycles 20 \
+            >"$log" 2>&1 || true
+        check "sleeping rings round $round $tls" "$log" 'mailbox_scale rank (0|4095): OK' 2
+        runs=$((runs + 1))
         log=$work/tear.log
         UCX_TLS=$tls "$run" -n 2 --timeout 120 -- "$TC_BUILDDIR/test/helpers/ifunc_tear" \
             >"$log" 2>&1 || true

@@ -18,6 +18,9 @@
  *   DOORBELL s -> r  a frame went into a ring r may have let sleep
  *
  * Invariants:
+ *  - A ring asks to sleep only once it has put back the credit for every
+ *    frame it consumed, so a sender stalled for credits is never left
+ *    waiting on a ring nobody reads.
  *  - No frame waits in a ring nobody reads. r stops reading s's ring only
  *    on an AGREE to its latest SLEEP (numbered), which named k, while it
  *    has still consumed k and no doorbell came since it asked; s
@@ -587,6 +590,13 @@ void tc_ifunc_ring_idle(tc_ifunc_mailbox_h mbox, tc_ifunc_rx_ring_t *rx)
     rx->idle = 0;
     if (rx->state != TC_IFUNC_RX_ACTIVE) {
         return;
+    }
+    /* a sleeping ring owes no credit: its sender may be stalled on a full
+     * ring, and nothing would return the credit once the poll stops reading
+     * it. A put still in flight completes by worker progress alone. */
+    tc_ifunc_mailbox_credit(mbox, rx, 1);
+    if (rx->ring.published != rx->ring.expect) {
+        return;            /* the previous credit put still reads its word */
     }
     /* each request has its own number: an answer to an older one (a
      * doorbell came in between) is no answer to this one */
