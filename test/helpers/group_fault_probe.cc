@@ -12,7 +12,8 @@
  * group through that member instead of creating it (outside the bootstrap);
  * its state (chain and count) comes from the sponsor.
  * Output: "ready ID"; "view E m1,m2,..." per view; "large send N" before the
- * large one; "state received ..." at a joiner; "result chain HEX count N views
+ * large one; "state received ..." at a joiner; "stream S s" (from the first
+ * send until close() returned) and "result chain HEX count N views
  * V trimmed T joins J status S sum B" at the end (B: every delivered byte,
  * summed; a joiner's counts from its join on). Exit 0: done; 3: expelled or
  * left in a minority (a clear error, as the API reports it); 4: the join
@@ -137,7 +138,8 @@ int main(int argc, char **argv)
     std::printf("ready %d\n", rank);
 
     ucs_status_t status = UCS_OK;
-    auto next = std::chrono::steady_clock::now();
+    const auto started = std::chrono::steady_clock::now();
+    auto next          = started;
     bool large_sent = false;
     for (long k = 0; k < count && status == UCS_OK; ++k) {
         /* -L: rank 0 sends one large message (over RDMC) halfway through, or
@@ -182,6 +184,10 @@ int main(int argc, char **argv)
     if (status == UCS_OK) {
         status = g->close();
     }
+    /* from the first send until close() returned: every message of every
+     * member delivered here */
+    std::printf("stream %.6f s\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     auto st = g->stats();
     std::printf("result chain %016llx count %llu views %llu trimmed %llu joins %llu status %s "
                 "sum %llu\n",
