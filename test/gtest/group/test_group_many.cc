@@ -2,7 +2,8 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * A group of more than 64 members: 70 real processes (one group member
- * each, test/helpers/group_fault_probe), over posix and over tcp. Rows 64-69
+ * each, test/helpers/group_fault_probe), over posix and over tcp: one
+ * stream, a kill past 64, and a joiner that enters through rank 66. Rows 64-69
  * live in the second word of every membership mask, so a failure among
  * them is only seen, spread and agreed on through that word.
  *
@@ -136,6 +137,42 @@ TEST_P(group_many, member_past_64_killed_the_others_agree_on_view_and_sequence)
     }
     std::printf("70 members over %s, one killed: %.1f s\n", GetParam().c_str(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+/* A process outside the job joins the 70 through rank 66's join port (its
+ * sponsor's row and the joiner's, 70, are in the masks' second word): the
+ * join reply carries the 70-member list, and afterwards all 71 deliver the
+ * same sequence (views included) and the joiner's count includes the
+ * prefix it received as state. */
+TEST_P(group_many, joiner_enters_seventy_members_through_a_sponsor_past_64)
+{
+    constexpr int kSponsor = 66;
+    const int base = free_port_base(kMembers);
+    ASSERT_NE(0, base);
+    auto env = many_member_env();
+    cluster c(kMembers, GetParam(), "-b -c 400 -r 50 -s 64 -J " + std::to_string(base), env);
+    ASSERT_TRUE(c.wait_for(all_ranks(kMembers), "ready", 60s)) << c.all_output();
+    const int j = c.start_joiner("-b -c 50 -r 50 -s 64 -j 127.0.0.1:" +
+                                 std::to_string(base + kSponsor),
+                                 {"UCX_TC_HEARTBEAT_INTERVAL=200ms", "UCX_TC_SUSPECT_TIMEOUT=8s",
+                                  "UCX_TC_BOOTSTRAP_TIMEOUT=60s"});
+    std::vector<int> everyone = all_ranks(kMembers);
+    everyone.push_back(j);
+    const std::string view_2 = all_members_view(2, kMembers + 1);
+    EXPECT_TRUE(c.wait_for(everyone, "view " + view_2, 90s)) << c.all_output();
+    c.wait_all(180s);
+    EXPECT_NE(std::string::npos, c.at(j).text.find("state received")) << c.at(j).text;
+    std::string chain;
+    for (int r : everyone) {
+        SCOPED_TRACE("rank " + std::to_string(r));
+        ASSERT_EQ(0, c.at(r).exit_code) << c.at(r).text;
+        const outcome o = parse(c.at(r).text);
+        EXPECT_EQ(view_2, o.final_view);
+        EXPECT_EQ(0u, o.trimmed);
+        chain = chain.empty() ? o.chain : chain;
+        EXPECT_EQ(chain, o.chain) << "members and joiner delivered different sequences";
+        EXPECT_EQ(static_cast<unsigned long>(kMembers * 400 + 50), o.count);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(tl, group_many, ::testing::Values("posix,self", "tcp,self"),
