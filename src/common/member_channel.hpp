@@ -32,6 +32,7 @@
  */
 #pragma once
 
+#include <twochains/am_ids.h>
 #include <twochains/bootstrap.h>
 #include <ucp/api/ucp.h>
 
@@ -49,8 +50,7 @@ class ucp_node;
 /* Messages of member collectives, kept until their round takes them. */
 class collective_inbox {
 public:
-    /* beside the write lane's TC_WRITE_LANE_AM_ID (0x7c) */
-    static constexpr unsigned kAmId = 0x7b;
+    static constexpr unsigned kAmId = TC_MEMBER_CHANNEL_AM_ID;
 
     ucs_status_t attach(ucp_worker_h worker);
     /* the message of (channel, round, sender), moved out; false: not yet */

@@ -46,6 +46,8 @@
 
 #include "ifunc_int.h"
 
+#include <twochains/am_ids.h>
+
 #include <base/debug.h>
 
 #include <pthread.h>
@@ -53,8 +55,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Below the group's member channel (0x7b) and the write lane (0x7c) */
-#define TC_IFUNC_CONTROL_AM_ID  0x7a
 #define TC_IFUNC_CONTROL_MAGIC  0x74634d42u   /* "tcMB" */
 #define TC_IFUNC_RKEY_MAX       4096u
 

@@ -9,6 +9,7 @@
 #ifndef TWOCHAINS_LANE_H_
 #define TWOCHAINS_LANE_H_
 
+#include <twochains/am_ids.h>
 #include <ucp/api/ucp.h>
 #include <ucs/sys/compiler_def.h>
 #include <ucs/type/status.h>
@@ -42,8 +43,6 @@ typedef enum {
 /** "auto", "rma", "am" */
 extern const char *tc_write_lane_mode_names[];
 
-/** The active-message id the write lane registers on its worker. */
-#define TC_WRITE_LANE_AM_ID 0x7c
 
 /**
  * What travels with a write on the active-message lane. UCX 1.13 reads an
