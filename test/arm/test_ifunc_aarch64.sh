@@ -66,7 +66,7 @@ while IFS='|' read -r tls args n policy; do
     fi
 done <<'CASES'
 posix,self|-n 20 -p copy|2|sleep
-posix,self|-n 20 -p inplace|2|sleep
+posix,self|-n 20 -p inplace -s trust|2|sleep
 tcp,self|-n 10 -p copy|2|sleep
 posix,self|-n 10 -p copy|4|sleep
 posix,self|-d 4 -n 500 -m mixed -e|2|sleep

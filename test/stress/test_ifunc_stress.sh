@@ -52,14 +52,17 @@ for round in $(seq "$rounds"); do
     for tls in posix,self tcp,self; do
         for placement in copy inplace; do
             log=$work/demo.log
-            UCX_TLS=$tls UCX_TC_IFUNC_PLACEMENT=$placement "$run" -n 2 --timeout 120 -- \
+            # in-place code runs where its sender can still write: trust only
+            security=verify; [ "$placement" = inplace ] && security=trust
+            UCX_TLS=$tls UCX_TC_IFUNC_PLACEMENT=$placement UCX_TC_IFUNC_SECURITY=$security \
+                "$run" -n 2 --timeout 120 -- \
                 "$work/ifunc_demo" -P "$pkgs" -n 300 >"$log" 2>&1 || true
             check "demo round $round $tls $placement" "$log" \
                 '(array verified; server_side_sum: 100 frames, sum -?[0-9]+ verified)|(latency over)|(all effects verified)' 7
             runs=$((runs + 1))
             log=$work/probe.log
             UCX_TLS=$tls "$run" -n 4 --timeout 120 -- "$TC_BUILDDIR/test/helpers/ifunc_probe" \
-                -n 30 -d 4 -e -p "$placement" >"$log" 2>&1 || true
+                -n 30 -d 4 -e -p "$placement" -s "$security" >"$log" 2>&1 || true
             check "probe round $round $tls $placement" "$log" 'ifunc_probe rank [0-3]: OK' 4
             runs=$((runs + 1))
         done

@@ -41,6 +41,24 @@ void tc_code_cache_init(tc_code_cache_t *cache, unsigned capacity)
     cache->capacity  = capacity;
     cache->tick      = 0;
     cache->evictions = 0;
+    cache->snapshot     = NULL;
+    cache->snapshot_len = 0;
+}
+
+uint8_t *tc_code_cache_snapshot(tc_code_cache_t *cache, const uint8_t *src, size_t len)
+{
+    uint8_t *grown;
+
+    if (len > cache->snapshot_len) {
+        grown = realloc(cache->snapshot, len);
+        if (grown == NULL) {
+            return NULL;
+        }
+        cache->snapshot     = grown;
+        cache->snapshot_len = len;
+    }
+    memcpy(cache->snapshot, src, len);
+    return cache->snapshot;
 }
 
 void tc_code_cache_cleanup(tc_code_cache_t *cache)
@@ -57,6 +75,9 @@ void tc_code_cache_cleanup(tc_code_cache_t *cache)
     })
     kh_destroy_inplace(tc_code, &cache->entries);
     cache->count = 0;
+    free(cache->snapshot);
+    cache->snapshot     = NULL;
+    cache->snapshot_len = 0;
 }
 
 /* Equal code: every byte but the GOT slot, writable globals as shipped */

@@ -214,12 +214,17 @@ static int tc_ifunc_same_span(const tc_ifunc_element_t *e, const uint8_t *code,
            (memcmp(code + after, e->span + after, e->span_size - after) == 0);
 }
 
+/* Code and names come from a private copy of the frame (its payload, the
+ * sender's data, stays in the slot): the sender may still write the slot,
+ * so bytes compared there could differ from bytes copied from there a
+ * moment later. Only in-place placement, allowed with trust alone, runs
+ * the slot itself. */
 static tc_ifunc_reject_t
 tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                       const tc_frame_hdr_t *h, uint8_t *slot, void *payload,
                       char *detail, size_t detail_len)
 {
-    uint8_t *code      = slot + h->code_offset;
+    uint8_t *code;
     uint32_t got_rel   = h->got_offset - h->code_offset;
     uint32_t entry_rel = h->entry_offset - h->code_offset;
     uint32_t data_rel  = (h->flags & TC_FRAME_F_WDATA) ? h->data_offset : h->code_size;
@@ -237,7 +242,16 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
         snprintf(detail, detail_len, "injected code in local-only mode");
         return TC_IFUNC_REJECT_DISABLED;
     }
-    pkg = tc_ifunc_frame_pkg(rx, h);
+    if (rx->placement != TC_IFUNC_PLACEMENT_INPLACE) {
+        slot = tc_code_cache_snapshot(&rx->cache, slot, h->frame_size);
+        if (slot == NULL) {
+            snprintf(detail, detail_len, "no memory for a private copy of %u bytes",
+                     h->frame_size);
+            return TC_IFUNC_REJECT_RESOURCE;
+        }
+    }
+    code = slot + h->code_offset;
+    pkg  = tc_ifunc_frame_pkg(rx, h);
     if (pkg != NULL) {
         e = tc_ifunc_pkg_elem(pkg, h->element_id);
     }

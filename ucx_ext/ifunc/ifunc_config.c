@@ -15,6 +15,8 @@
 
 #include "ifunc_int.h"
 
+#include <ucs/debug/log_def.h>
+
 #include <twochains/config.h>
 
 #include <ucs/sys/preprocessor.h>
@@ -66,7 +68,9 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "Where injected code runs:\n"
      " copy    - copied into a read+execute code cache (W^X), deduplicated\n"
      " inplace - in the mailbox slot, which is mapped read+write+execute (the\n"
-     "           paper's compact mode)",
+     "           paper's compact mode). Its sender can still write the slot, so\n"
+     "           what runs need not be what was checked: allowed only with\n"
+     "           UCX_TC_IFUNC_SECURITY=trust, refused at creation otherwise",
      ucs_offsetof(tc_ifunc_config_t, placement),
      UCS_CONFIG_TYPE_ENUM(tc_ifunc_placement_names)},
 
@@ -205,6 +209,21 @@ const tc_ifunc_config_t *tc_ifunc_config_get(void)
 {
     pthread_once(&tc_ifunc_config_once, tc_ifunc_config_load);
     return &tc_ifunc_config;
+}
+
+ucs_status_t tc_ifunc_policy_check(tc_ifunc_security_t security,
+                                   tc_ifunc_placement_t placement)
+{
+    if ((placement == TC_IFUNC_PLACEMENT_INPLACE) &&
+        (security != TC_IFUNC_SECURITY_TRUST)) {
+        ucs_error("ifunc: placement 'inplace' runs injected code in the mailbox slot, "
+                  "which its sender can still write, so what runs need not be what was "
+                  "checked; it is allowed only with security 'trust' (this receiver has "
+                  "'%s'): set UCX_TC_IFUNC_SECURITY=trust, or use placement 'copy'",
+                  tc_ifunc_security_names[security]);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
 }
 
 const char *tc_ifunc_lib_dir(void)

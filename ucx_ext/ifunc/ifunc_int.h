@@ -108,10 +108,17 @@ typedef struct tc_code_cache {
     unsigned         capacity;
     uint64_t         tick;               /* for least-recently-used eviction */
     uint64_t         evictions;
+    uint8_t          *snapshot;          /* the frame being verified, privately */
+    size_t           snapshot_len;
 } tc_code_cache_t;
 
 void tc_code_cache_init(tc_code_cache_t *cache, unsigned capacity);
 void tc_code_cache_cleanup(tc_code_cache_t *cache);
+
+/* A private copy of @a len bytes at @a src, memory a peer may still write:
+ * what is checked, hashed, linked and installed is this copy, and the
+ * source is not read again. Valid until the next call; NULL: no memory. */
+uint8_t *tc_code_cache_snapshot(tc_code_cache_t *cache, const uint8_t *src, size_t len);
 
 /* An entry holding exactly @a code (slot excluded; writable globals as
  * they were shipped) linked with @a got */
@@ -533,6 +540,12 @@ struct tc_ifunc_msg {
 
 /* The process-wide configuration, read once */
 const tc_ifunc_config_t *tc_ifunc_config_get(void);
+
+/* UCS_OK if a receiver may run with @a security and @a placement; else
+ * logs why (in-place code runs in memory its sender can still write, so
+ * only trust may place it there) and returns UCS_ERR_INVALID_PARAM */
+ucs_status_t tc_ifunc_policy_check(tc_ifunc_security_t security,
+                                   tc_ifunc_placement_t placement);
 
 /* UCX_IFUNC_LIB_DIR, the public API's search path (NULL or "" if unset) */
 const char *tc_ifunc_lib_dir(void);

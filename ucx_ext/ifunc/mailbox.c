@@ -320,6 +320,10 @@ ucs_status_t tc_ifunc_mailbox_create(ucp_context_h context,
         status = UCS_ERR_INVALID_PARAM;
         goto err_free;
     }
+    status = tc_ifunc_policy_check(mbox->rx.security, mbox->rx.placement);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
 
     mbox->rx.rank  = mbox->rank;
     mbox->rx.stats = &mbox->stats;

@@ -702,7 +702,8 @@ void tc_ifunc_peers_release(tc_ifunc_mailbox_h mbox)
     tc_ifunc_peer_t *peer;
     int r;
 
-    for (r = 0; r < mbox->size; ++r) {
+    /* (a mailbox refused at creation has no peer table yet) */
+    for (r = 0; (mbox->peers != NULL) && (r < mbox->size); ++r) {
         if ((peer = mbox->peers[r]) == NULL) {
             continue;
         }

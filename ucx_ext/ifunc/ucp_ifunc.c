@@ -403,6 +403,7 @@ static tc_ifunc_rx_t         *tc_ucp_ifunc_rx;
 static tc_ifunc_stats_t      tc_ucp_ifunc_stats;
 static tc_ucp_ifunc_buffer_t tc_ucp_ifunc_buffers[TC_UCP_IFUNC_BUFFERS];
 static unsigned              tc_ucp_ifunc_next;
+static int                   tc_ucp_ifunc_refused;
 
 static tc_ifunc_rx_t *tc_ucp_ifunc_receiver(void)
 {
@@ -413,9 +414,12 @@ static tc_ifunc_rx_t *tc_ucp_ifunc_receiver(void)
         return rx;
     }
     pthread_mutex_lock(&tc_ucp_ifunc_lock);
-    if (tc_ucp_ifunc_rx == NULL) {
+    if ((tc_ucp_ifunc_rx == NULL) && !tc_ucp_ifunc_refused) {
         config = tc_ifunc_config_get();
-        rx     = calloc(1, sizeof(*rx));
+        /* a refused policy is said once; every poll then fails */
+        tc_ucp_ifunc_refused = (tc_ifunc_policy_check(config->security,
+                                                      config->placement) != UCS_OK);
+        rx = tc_ucp_ifunc_refused ? NULL : calloc(1, sizeof(*rx));
         if (rx != NULL) {
             rx->security        = config->security;
             rx->placement       = config->placement;

@@ -301,9 +301,13 @@ protected:
         ASSERT_EQ(UCS_OK, tc_ifunc_ucp_init(&ucp));
         tc_ifunc_mailbox_params_t params = {};
         params.field_mask  = TC_IFUNC_MAILBOX_PARAM_FIELD_PLACEMENT |
+                             TC_IFUNC_MAILBOX_PARAM_FIELD_SECURITY |
                              TC_IFUNC_MAILBOX_PARAM_FIELD_TARGET_ARGS |
                              TC_IFUNC_MAILBOX_PARAM_FIELD_RING_DEPTH;
         params.placement   = std::get<0>(GetParam());
+        /* in-place code runs where its sender can still write: trust only */
+        params.security    = (params.placement == TC_IFUNC_PLACEMENT_INPLACE) ?
+                             TC_IFUNC_SECURITY_TRUST : TC_IFUNC_SECURITY_VERIFY;
         params.target_args = target;
         params.ring_depth  = 8;
         ASSERT_EQ(UCS_OK, tc_ifunc_mailbox_create(ucp.context, ucp.engine, boot, &params,
@@ -619,6 +623,39 @@ TEST_F(ifunc_pkg_test, mailbox_on_callers_endpoints)
     /* still ours after the mailbox is gone */
     ucp_request_param_t param = {};
     EXPECT_EQ(UCS_OK, tc_ifunc_request_wait(ucp.engine, ucp_ep_close_nbx(ep, &param), 5));
+    tc_ifunc_ucp_cleanup(&ucp);
+    tc_bootstrap_destroy(boot);
+}
+
+/* In-place code runs in the slot its sender can still write: only trust
+ * may place it there; verify and local-only are refused at creation */
+TEST_F(ifunc_pkg_test, inplace_placement_is_refused_unless_trusted)
+{
+    tc_bootstrap_h boot;
+    tc_ifunc_ucp_t ucp;
+    ASSERT_EQ(UCS_OK, tc_bootstrap_create_from_env(&boot));
+    ASSERT_EQ(UCS_OK, tc_ifunc_ucp_init(&ucp));
+    for (auto security : {TC_IFUNC_SECURITY_VERIFY, TC_IFUNC_SECURITY_LOCAL_ONLY,
+                          TC_IFUNC_SECURITY_TRUST}) {
+        SCOPED_TRACE(tc_ifunc_security_names[security]);
+        tc_ifunc_mailbox_params_t params = {};
+        params.field_mask = TC_IFUNC_MAILBOX_PARAM_FIELD_PLACEMENT |
+                            TC_IFUNC_MAILBOX_PARAM_FIELD_SECURITY;
+        params.placement  = TC_IFUNC_PLACEMENT_INPLACE;
+        params.security   = security;
+        tc_ifunc_mailbox_h mbox = nullptr;
+        tc_test::scoped_log_expect expect;
+        const ucs_status_t status = tc_ifunc_mailbox_create(ucp.context, ucp.engine, boot,
+                                                            &params, &mbox);
+        if (security == TC_IFUNC_SECURITY_TRUST) {
+            ASSERT_EQ(UCS_OK, status);
+            EXPECT_TRUE(expect.messages().empty());
+            tc_ifunc_mailbox_destroy(mbox);
+        } else {
+            EXPECT_EQ(UCS_ERR_INVALID_PARAM, status);
+            EXPECT_EQ(1u, expect.count("allowed only with security 'trust'"));
+        }
+    }
     tc_ifunc_ucp_cleanup(&ucp);
     tc_bootstrap_destroy(boot);
 }

@@ -10,6 +10,7 @@
  */
 #include "common.h"
 
+#include <cstdlib>
 #include <iostream>
 #include <regex>
 #include <string>
@@ -60,7 +61,7 @@ TEST_P(ifunc_procs, two_procs_every_jam_every_mode_copy)
 
 TEST_P(ifunc_procs, two_procs_every_jam_every_mode_inplace)
 {
-    expect_ok(probe(2, "-n 40 -p inplace"), 2, frames_per_sender(40));
+    expect_ok(probe(2, "-n 40 -p inplace -s trust"), 2, frames_per_sender(40));
 }
 
 TEST_P(ifunc_procs, four_procs_to_one_receiver_copy)
@@ -70,7 +71,7 @@ TEST_P(ifunc_procs, four_procs_to_one_receiver_copy)
 
 TEST_P(ifunc_procs, four_procs_to_one_receiver_inplace)
 {
-    expect_ok(probe(4, "-n 30 -p inplace"), 4, 3 * frames_per_sender(30));
+    expect_ok(probe(4, "-n 30 -p inplace -s trust"), 4, 3 * frames_per_sender(30));
 }
 
 /* 70 processes: senders 64..69 are past any 64-bit mask of ranks (the
@@ -124,7 +125,7 @@ TEST_P(ifunc_procs, ring_wraparound_and_credit_stalls)
 
 TEST_P(ifunc_procs, mixed_frame_types_on_one_ring_three_senders)
 {
-    expect_ok(probe(4, "-d 8 -n 600 -m mixed -p inplace"), 4, 3 * 600);
+    expect_ok(probe(4, "-d 8 -n 600 -m mixed -p inplace -s trust"), 4, 3 * 600);
 }
 
 /* The receiver has not loaded the package, only the ried: trust mode links
@@ -164,6 +165,35 @@ TEST_P(ifunc_procs, trailer_soundness)
             << r.output;
     std::cout << "[ REPORT   ] " << GetParam() << ": " << m[0] << std::endl;
     RecordProperty("trailer_soundness", m[0].str());
+}
+
+/* A sender rewrites its Injected code (the entry point's first byte to
+ * "ret" and back, held 0-5 us each, by puts through the rkey of its own
+ * ring) while the receiver verifies it, with the default transports and
+ * security: every frame runs the verified code or is rejected as not the
+ * installed code; none runs what the sender flipped in
+ * (test/helpers/ifunc_flip.c). TC_FLIP_FRAMES frames: 50,000 here (over
+ * 10^6 flips), 10^6 in make check-long. A receiver that compared the slot
+ * and then copied from it again ran the flipped code about once in 5,000
+ * frames. */
+TEST(ifunc_verify, code_flipped_during_verification_never_runs)
+{
+    const char *env   = std::getenv("TC_FLIP_FRAMES");
+    const long frames = env ? std::atol(env) : 50000;
+    auto r = tc_test::run_command(tc_test::build_path("src/tools/twochains-run") +
+                                  " -n 2 --timeout 900 -- " +
+                                  tc_test::build_path("test/helpers/ifunc_flip") + " -n " +
+                                  std::to_string(frames));
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    for (int rank : {0, 1}) {
+        EXPECT_NE(std::string::npos,
+                  r.output.find("ifunc_flip rank " + std::to_string(rank) + ": OK"))
+                << r.output;
+    }
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(ifunc_flip rank 0: \d+ frames ran.*)")))
+            << r.output;
+    std::cout << "[ REPORT   ] " << m[0] << std::endl;
 }
 
 INSTANTIATE_TEST_SUITE_P(tl, ifunc_procs, ::testing::Values("posix,self", "tcp,self"),
