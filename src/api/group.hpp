@@ -161,6 +161,10 @@ struct group_stats {
     uint64_t        jam_codes_sent  = 0;  /* of them, frames that carried code */
     uint64_t        jams_run        = 0;  /* replicated jams run here */
     uint64_t        jam_errors      = 0;  /* of them, jams that set a failure status */
+    uint64_t        peer_faults     = 0;  /* values members wrote into our memory that
+                                             they could not legally have written (a
+                                             slot header, a descriptor): each writer
+                                             is suspected and leaves the view */
     uint64_t        jam_rejects     = 0;  /* jams rejected here (every member alike,
                                              or this member's, which then left) */
     sst::put_counts puts;

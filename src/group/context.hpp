@@ -21,9 +21,12 @@
 #include "sst/region.hpp"
 #include "sst/table.hpp"
 
+#include <ucs/debug/log_def.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <vector>
 
 namespace tc {
 
@@ -88,10 +91,36 @@ public:
      * both together (write_mask), everyone else reads this copy */
     member_mask                          suspected;
     bool                                 failed = false;   /* protocol error: see state.hpp */
+    /* rows that wrote what they could not have (blame), for the failure
+     * detector to suspect at its next look */
+    std::vector<int>                     blamed;
     std::atomic<bool>                    closed{false};    /* close() was called */
 
     int64_t epoch() const { return map.epoch(); }
     int me() const { return map.my_row(); }
+
+    /* Member @a row wrote @a what into memory we read (read once, into a
+     * private copy, and checked), a value it cannot legally have written.
+     * It is that writer's fault, not ours: counted, logged once per
+     * member, and the member suspected, so that it leaves the view by the
+     * normal protocol while the others go on. Never throws. */
+    void blame(int row, const char *what)
+    {
+        count_peer_fault();
+        if (row < 0 || row == me()) {
+            return;
+        }
+        if (blame_logged_.size() <= static_cast<size_t>(row)) {
+            blame_logged_.resize(static_cast<size_t>(row) + 1, false);
+        }
+        if (!blame_logged_[row]) {
+            blame_logged_[row] = true;
+            ucs_error("group: epoch %ld: rank %d wrote %s; it is suspected (further faults "
+                      "of this member are only counted)", static_cast<long>(epoch()),
+                      map.rank_of_row(row), what);
+        }
+        blamed.push_back(row);
+    }
 
     /* @a row is an original member index. Counters of a row still in an
      * older (or newer) epoch read as zero: they belong to another view. The
@@ -124,6 +153,8 @@ public:
         }
         return m;
     }
+    void count_peer_fault() { stats.count(&group_stats::peer_faults); }
+
     /* A mask column of @a row, read once into @a into (sized for the
      * creation view: bits past it are dropped). */
     void read_mask(int row, column c, member_mask &into) const
@@ -154,6 +185,9 @@ public:
     void fail_on(ucs_status_t status);
 
     uint64_t count(uint64_t group_stats::*field, uint64_t n = 1) { return stats.count(field, n); }
+
+private:
+    std::vector<bool> blame_logged_;   /* by row */
 };
 
 } // namespace tc

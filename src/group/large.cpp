@@ -10,6 +10,14 @@
 
 namespace tc {
 
+namespace {
+/* one receive buffer per root that may send at once, and ours */
+unsigned rdmc_buffers(const group_params &p)
+{
+    return static_cast<unsigned>(p.members.size()) + 1;
+}
+} // namespace
+
 ucs_status_t large_messages::create_engine(ucp_node &node, const group_params &p,
                                            large_messages *owner,
                                            std::unique_ptr<rdmc::engine> &out)
@@ -18,7 +26,7 @@ ucs_status_t large_messages::create_engine(ucp_node &node, const group_params &p
     ep.members       = p.members;
     ep.max_message   = p.rdmc_max_message;
     ep.block_size    = p.rdmc_block;
-    ep.buffers       = static_cast<unsigned>(p.members.size()) + 1;
+    ep.buffers       = rdmc_buffers(p);
     ep.auto_release  = false;
     ep.manual_accept = true;
     if (owner != nullptr) {
@@ -104,31 +112,58 @@ smc::rdmc_descriptor large_messages::descriptor(int sender, int64_t index) const
     return d;
 }
 
-bool large_messages::arrived(int sender, int64_t index)
+large_messages::arrival large_messages::arrived(int sender, int64_t index)
 {
-    const smc::rdmc_descriptor d = descriptor(sender, index);
+    const smc::rdmc_descriptor d = descriptor(sender, index);   /* read once */
     if (sender == ctx_.map.my_sender()) {
-        return own_.count(d.transfer) != 0;
+        return own_.count(d.transfer) != 0 ? arrival::arrived : arrival::pending;
     }
     const int root = ctx_.map.sender_row(sender);
     auto &accepted = accepted_[root];
+    /* a root has at most as many transfers in flight as it has buffers */
+    const int64_t ahead = rdmc_buffers(ctx_.params);
+    if (d.size == 0 || d.size > engine_->max_message() || d.transfer < 0 ||
+        d.transfer >= accepted + ahead) {
+        return arrival::invalid;
+    }
     while (accepted <= d.transfer) {
         if (engine_->accept(root) != UCS_OK) {
-            return false;
+            return arrival::pending;
         }
         ++accepted;
     }
-    return arrived_.count({root, d.transfer}) != 0;
+    auto it = arrived_.find({root, d.transfer});
+    if (it == arrived_.end()) {
+        return arrival::pending;
+    }
+    if (it->second.size() != d.size) {
+        return arrival::invalid;   /* the descriptor names another transfer's size */
+    }
+    checked_[{sender, index}] = d.transfer;
+    return arrival::arrived;
 }
 
-std::span<const std::byte> large_messages::data(int sender, int64_t index,
-                                                int64_t &transfer) const
+std::span<const std::byte> large_messages::data(int sender, int64_t index, int64_t &transfer)
 {
-    transfer = descriptor(sender, index).transfer;
     if (sender == ctx_.map.my_sender()) {
-        return own_.at(transfer).data;
+        /* our own: we wrote its descriptor, and we deliver only what we sent */
+        transfer = descriptor(sender, index).transfer;
+        auto own = own_.find(transfer);
+        if (own == own_.end()) {
+            transfer = -1;
+            return {};
+        }
+        return own->second.data;
     }
-    return arrived_.at({ctx_.map.sender_row(sender), transfer});
+    auto c = checked_.find({sender, index});
+    if (c == checked_.end()) {
+        transfer = -1;
+        return {};
+    }
+    transfer = c->second;
+    checked_.erase(c);
+    auto it = arrived_.find({ctx_.map.sender_row(sender), transfer});
+    return it != arrived_.end() ? it->second : std::span<const std::byte>{};
 }
 
 void large_messages::release(int sender, int64_t transfer)

@@ -51,10 +51,17 @@ public:
     ucs_status_t send(size_t size, fill_ref fill,
                       bool block, smc::sender &sender, waiter &wait, uint32_t flags = 0);
 
-    /* For a large message's slot: accept its transfer (once, in this
-     * sender's order) and say whether all its blocks are here. */
-    bool arrived(int sender, int64_t index);
-    std::span<const std::byte> data(int sender, int64_t index, int64_t &transfer) const;
+    /* For a large message's slot: its descriptor read once and checked
+     * (a size this group allows; a transfer no further ahead of the ones
+     * accepted than the root has buffers), its transfer accepted (once,
+     * in this sender's order), and whether all its blocks are here. A
+     * descriptor that fails is the sender's fault: invalid, blamed by the
+     * caller. */
+    enum class arrival { pending, arrived, invalid };
+    arrival arrived(int sender, int64_t index);
+    /* the data of a slot arrived() said had arrived (the transfer it
+     * checked then, not the slot's descriptor again) */
+    std::span<const std::byte> data(int sender, int64_t index, int64_t &transfer);
     /* after its delivery here */
     void release(int sender, int64_t transfer);
 
@@ -76,6 +83,8 @@ private:
     std::map<int64_t, own_message>                                own_;        /* by transfer */
     std::map<std::pair<int, int64_t>, std::span<const std::byte>> arrived_;    /* root, transfer */
     std::map<int, int64_t>                                        accepted_;   /* per root */
+    std::map<std::pair<int, int64_t>, int64_t>                    checked_;    /* (sender, index)
+                                                                                   -> transfer */
 };
 
 } // namespace tc

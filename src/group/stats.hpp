@@ -58,7 +58,8 @@ private:
             &group_stats::rdmc_delivered, &group_stats::joins,
             &group_stats::join_rejects,   &group_stats::jams_sent,
             &group_stats::jam_codes_sent, &group_stats::jams_run,
-            &group_stats::jam_errors,     &group_stats::jam_rejects};
+            &group_stats::jam_errors,     &group_stats::jam_rejects,
+            &group_stats::peer_faults};
 
     group_stats s_;
 };

@@ -89,6 +89,13 @@ unsigned failure_detector::watch()
             suspect(row, "put failed");
         }
     }
+    failed.clear();
+    failed.swap(ctx_.blamed);
+    for (int row : failed) {
+        if (ctx_.map.survives(row, ctx_.suspected)) {
+            suspect(row, "wrote an impossible value");
+        }
+    }
     for (int row : ctx_.map.rows()) {
         const int64_t hb = ctx_.raw(row, c.heartbeat);
         if (row != me && hb != seen_heartbeat_[row]) {

@@ -80,10 +80,12 @@ void delivery::deliver_one(int sender, int64_t index, int64_t seq)
     if (received_.is_null(sender, index)) {
         return;
     }
-    const auto *h = ctx_.header(sender, index);
-    std::span<const std::byte> data{reinterpret_cast<const std::byte*>(h + 1), h->size};
+    /* size and flags as the receiver checked them, not the slot again */
+    const auto &t = received_.taken(sender, index);
+    std::span<const std::byte> data{
+            reinterpret_cast<const std::byte*>(ctx_.header(sender, index) + 1), t.size};
     int64_t transfer = -1;
-    if ((h->flags & smc::SLOT_FLAG_RDMC) && large_.enabled()) {
+    if ((t.flags & smc::SLOT_FLAG_RDMC) && large_.enabled()) {
         data = large_.data(sender, index, transfer);
         ctx_.count(&group_stats::rdmc_delivered);
     }
@@ -100,7 +102,7 @@ void delivery::deliver_one(int sender, int64_t index, int64_t seq)
             }
         }
     } releaser{large_, sender, transfer};
-    if (h->flags & smc::SLOT_FLAG_JAM) {
+    if (t.flags & smc::SLOT_FLAG_JAM) {
         run_jam(sender, index, seq, data);
         return;
     }

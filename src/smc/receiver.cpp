@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstring>
 
 namespace tc::smc {
 
@@ -22,6 +24,7 @@ receiver::receiver(group_context &ctx, delivery &deliver, large_messages &large)
              taken_slot{0, 0})
 {
     received_.assign(ctx_.map.sender_count(), 0);
+    faulted_.assign(ctx_.map.sender_count(), false);
 }
 
 void receiver::start_epoch()
@@ -31,6 +34,7 @@ void receiver::start_epoch()
         ctx_.set(ctx_.cols.received, 0, o);
     }
     received_.assign(ctx_.map.sender_count(), 0);
+    faulted_.assign(ctx_.map.sender_count(), false);
     std::fill(taken_.begin(), taken_.end(), taken_slot{0, 0});
     report_due_ = delivery_report_due_ = false;
 }
@@ -49,31 +53,43 @@ receiver::run receiver::consume(int sender, int64_t index, int64_t sent, unsigne
          * ahead while this one is checked */
         const unsigned ahead = slot + kPrefetchAhead;
         __builtin_prefetch(base + (ahead < w ? ahead : ahead % w) * stride);
-        const auto *h       = reinterpret_cast<const slot_header*>(base + slot * stride);
-        const bool is_null  = h->flags & SLOT_FLAG_NULL;
-        const int64_t count = is_null ? h->size : 1;
-        if ((h->flags & SLOT_FLAG_RDMC) && large_.enabled() && h->index == r.next &&
-            h->size == sizeof(rdmc_descriptor) && !large_.arrived(sender, r.next)) {
-            r.stop = kNotYet;
-            break;
-        }
+        /* the header once, into our copy: its writer may rewrite the slot */
+        slot_header h;
+        std::memcpy(&h, base + slot * stride, sizeof(h));
+        const bool is_null  = h.flags & SLOT_FLAG_NULL;
+        const bool is_large = (h.flags & SLOT_FLAG_RDMC) && large_.enabled();
+        const int64_t count = is_null ? h.size : 1;
         /* a null run is bounded by the newest counter */
         const int64_t bound = is_null ? std::max(sent, ctx_.get(ctx_.map.sender_row(sender),
                                                                 ctx_.cols.sent)) : sent;
-        if ((h->index != r.next) || (!is_null && h->size > ctx_.params.max_payload) ||
-            (is_null && (count < 1 || count > w || r.next + count > bound))) {
-            if (!malformed_logged_) {
-                malformed_logged_ = true;
-                ucs_error("group: malformed slot from rank %d: index %ld (expected %ld), "
-                          "size %u (max %zu), flags %u", ctx_.map.current().senders[sender],
-                          static_cast<long>(h->index), static_cast<long>(r.next), h->size,
-                          ctx_.params.max_payload, h->flags);
+        const char *fault =
+                (h.index != r.next) ? "a slot of another index" :
+                (is_large && h.size != sizeof(rdmc_descriptor)) ? "an RDMC slot of the wrong size" :
+                (!is_null && h.size > ctx_.params.max_payload) ? "a slot larger than the window's" :
+                (is_null && (count < 1 || count > w || r.next + count > bound)) ?
+                        "a null run past its counter" : nullptr;
+        if (fault == nullptr && is_large) {
+            const auto a = large_.arrived(sender, r.next);
+            if (a == large_messages::arrival::pending) {
+                r.stop = kNotYet;
+                break;
             }
-            r.stop = -1;
+            if (a == large_messages::arrival::invalid) {
+                fault = "an RDMC descriptor it could not have sent (size or transfer)";
+            }
+        }
+        if (fault != nullptr) {
+            char what[192];
+            std::snprintf(what, sizeof(what), "%s: index %ld (expected %ld), size %u (max "
+                          "%zu), flags %u", fault, static_cast<long>(h.index),
+                          static_cast<long>(r.next), h.size, ctx_.params.max_payload, h.flags);
+            ctx_.blame(ctx_.map.sender_row(sender), what);
+            faulted_[sender] = true;
+            r.stop           = kFaulted;
             break;
         }
         for (int64_t i = 0; i < count; ++i) {
-            taken[slot] = {h->size, h->flags};
+            taken[slot] = {h.size, h.flags};
             slot        = (slot + 1 == w) ? 0 : slot + 1;
         }
         r.next += count;
@@ -119,14 +135,13 @@ unsigned receiver::receive_new()
             continue;
         }
         const int64_t sent = ctx_.get(ctx_.map.sender_row(s), ctx_.cols.sent);
-        while (received_[s] < sent && !ctx_.failed) {
+        while (received_[s] < sent && !ctx_.failed && !faulted_[s]) {
             const run r = consume(s, received_[s], sent, batched ? UINT_MAX : 1);
             events += r.items;
-            if (r.stop == -1) {
-                ctx_.fail_on(UCS_ERR_IO_ERROR);
-            }
             if (r.stop != 0) {
-                break; /* kNotYet: RDMC blocks still arriving, later passes retry */
+                /* kNotYet: RDMC blocks still arriving, later passes retry;
+                 * kFaulted: not read again until the view without it */
+                break;
             }
             if (!batched) {
                 ctx_.fail_on(push_report(put_purpose::receive_report));

@@ -33,6 +33,8 @@ namespace smc {
 class receiver {
 public:
     static constexpr int64_t kNotYet = -2;   /* consume(): RDMC data still on its way */
+    static constexpr int64_t kFaulted = -3;  /* consume(): the sender wrote an impossible
+                                                slot; it is blamed, not read again */
 
     receiver(group_context &ctx, delivery &deliver, large_messages &large);
 
@@ -40,8 +42,8 @@ public:
     void start_epoch();
 
     /* What consume() took: the next index, the slots (a null run is one),
-     * and why it stopped early: 0, -1 on a malformed slot, kNotYet while a
-     * large message's data is on its way. */
+     * and why it stopped early: 0, kFaulted on a slot its sender could not
+     * have written, kNotYet while a large message's data is on its way. */
     struct run {
         int64_t  next;
         unsigned items;
@@ -75,9 +77,13 @@ public:
     {
         return &taken_[ctx_.map.sender_column(sender) * ctx_.settings.window];
     }
+    const taken_slot &taken(int sender, int64_t index) const
+    {
+        return taken_column(sender)[index % ctx_.settings.window];
+    }
     bool is_null(int sender, int64_t index) const
     {
-        return taken_column(sender)[index % ctx_.settings.window].flags & SLOT_FLAG_NULL;
+        return taken(sender, index).flags & SLOT_FLAG_NULL;
     }
 
 private:
@@ -96,7 +102,7 @@ private:
     bool                 report_due_          = false;
     bool                 delivery_report_due_ = false;
     double               last_report_s_       = 0;
-    bool                 malformed_logged_    = false;
+    std::vector<bool>    faulted_;    /* by view sender: blamed this epoch, not read */
 };
 
 } // namespace smc

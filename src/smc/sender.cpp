@@ -7,6 +7,7 @@
 #include "order/sequence.hpp"
 #include "smc/receiver.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -269,9 +270,12 @@ ucs_status_t sender::push_batch(flush_cause cause)
             ++end;
         }
         const size_t nslots = nulls ? 1 : static_cast<size_t>(end - seg);
+        /* never past the slot, whatever its header says now */
+        const size_t last_size = std::min<size_t>(ctx_.header(me, end - 1)->size,
+                                                  ctx_.params.max_payload);
         const size_t bytes  = nulls ? sizeof(slot_header) :
                               (nslots - 1) * ctx_.settings.stride + sizeof(slot_header) +
-                              ctx_.header(me, end - 1)->size;
+                              last_size;
         status = ctx_.slots->push_all(ctx_.pusher, ctx_.slot(me, seg) - ctx_.slots->base(), bytes,
                                       nulls ? put_purpose::null_message : put_purpose::data,
                                       /*snapshot=*/false);

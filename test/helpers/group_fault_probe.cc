@@ -8,18 +8,27 @@
  *
  * -L SIZE: rank 0 sends one SIZE-byte message over RDMC halfway through, or
  * with -E EPOCH as soon as the view's epoch is EPOCH or more.
+ * -H KIND:RANK: member RANK is hostile (needs -g, and -b so that its slot
+ * waits for the batch push): right after it commits message count/2 it
+ * rewrites that slot's header in its own memory, as a buffer underflow
+ * would, before the slot goes out. KIND size: a size past the window's;
+ * index: another message number; rdmc: an RDMC slot whose descriptor names
+ * a transfer 2^40 ahead (with -L). The others must blame it, expel it and
+ * go on.
  * -J PORT: member r admits joiners on port PORT + r. -j HOST:PORT: join the
  * group through that member instead of creating it (outside the bootstrap);
  * its state (chain and count) comes from the sponsor.
  * Output: "ready ID"; "view E m1,m2,..." per view; "large send N" before the
  * large one; "state received ..." at a joiner; "stream S s" (from the first
- * send until close() returned) and "result chain HEX count N views
+ * send until close() returned); "peer faults N" (values peers wrote that
+ * they could not have: group_stats::peer_faults); and "result chain HEX count N views
  * V trimmed T joins J status S sum B" at the end (B: every delivered byte,
  * summed; a joiner's counts from its join on). Exit 0: done; 3: expelled or
  * left in a minority (a clear error, as the API reports it); 4: the join
  * failed; 1: anything else.
  */
 #include "api/group.hpp"
+#include "smc/slot.hpp"
 
 #include <twochains/twochains.h>
 
@@ -42,6 +51,25 @@ uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* The header in front of @a payload, in our own slot, rewritten after its
+ * commit (before the batch push takes it out) */
+void corrupt_slot(const std::string &kind, std::span<std::byte> payload)
+{
+    auto *h = reinterpret_cast<tc::smc::slot_header*>(payload.data()) - 1;
+    if (kind == "size") {
+        h->size = 0x7fffffffu;
+    } else if (kind == "index") {
+        h->index += 1000;
+    } else if (kind == "rdmc") {
+        const tc::smc::rdmc_descriptor d{64, int64_t{1} << 40};
+        std::memcpy(payload.data(), &d, sizeof(d));
+        h->size  = sizeof(d);
+        h->flags |= tc::smc::SLOT_FLAG_RDMC;
+    }
+    std::printf("hostile: rewrote the header of a committed slot (%s)\n", kind.c_str());
+    std::fflush(stdout);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -55,8 +83,10 @@ int main(int argc, char **argv)
     int slow_rank    = -1;   /* -z R:MS: rank R sends one message every MS ms */
     long slow_ms     = 0;
     std::string contact;
+    std::string hostile_kind;
+    int hostile_rank = -1;
     int opt;
-    while ((opt = getopt(argc, argv, "c:r:s:bgL:J:j:E:w:z:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:r:s:bgL:J:j:E:w:z:H:")) != -1) {
         switch (opt) {
         case 'J': join_base = std::atoi(optarg); break;
         case 'j': contact = optarg; break;
@@ -67,6 +97,12 @@ int main(int argc, char **argv)
         case 'b': batched = true; break;
         case 'g': get_buffer = true; break;
         case 'z': std::sscanf(optarg, "%d:%ld", &slow_rank, &slow_ms); break;
+        case 'H': {
+            const char *colon = std::strchr(optarg, ':');
+            hostile_kind      = std::string(optarg, colon ? colon - optarg : std::strlen(optarg));
+            hostile_rank      = colon ? std::atoi(colon + 1) : -1;
+            break;
+        }
         case 'w': window = static_cast<unsigned>(std::atoi(optarg)); break;
         case 'L': large = std::strtoul(optarg, nullptr, 0); break;
         default: return 1;
@@ -175,6 +211,9 @@ int main(int argc, char **argv)
                 fill(buf);
                 tc_progress_until(node->engine(), until::done, &u, 10.0);
                 status = g->commit();
+                if (rank == hostile_rank && k == count / 2) {
+                    corrupt_slot(hostile_kind, buf);
+                }
             }
         } else {
             status = g->send(big ? large : 1 + k % max, fill);
@@ -189,6 +228,7 @@ int main(int argc, char **argv)
     std::printf("stream %.6f s\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     auto st = g->stats();
+    std::printf("peer faults %llu\n", static_cast<unsigned long long>(st.peer_faults));
     std::printf("result chain %016llx count %llu views %llu trimmed %llu joins %llu status %s "
                 "sum %llu\n",
                 static_cast<unsigned long long>(chain), static_cast<unsigned long long>(delivered),
@@ -197,6 +237,14 @@ int main(int argc, char **argv)
                 static_cast<unsigned long long>(st.joins), ucs_status_string(status),
                 static_cast<unsigned long long>(sum));
     std::fflush(stdout);
+    if (rank == hostile_rank) {
+        /* a buggy member lives on: what it already wrote goes out (over
+         * tcp its writes are messages still queued at an early exit) */
+        struct never {
+            static int done(void*) { return 0; }
+        };
+        tc_progress_until(node->engine(), never::done, nullptr, 1.0);
+    }
     if (st.views > st.joins || status != UCS_OK) {
         /* a member failed: a collective teardown cannot work */
         _exit(status == UCS_ERR_REJECTED ? 3 : (status == UCS_OK ? 0 : 1));

@@ -224,6 +224,35 @@ TEST_P(group_faults_on, join_after_a_failure_with_state_transfer)
     EXPECT_EQ(parse(c.at(0).text).count, parse(c.at(j).text).count) << c.all_output();
 }
 
+/* A member (rank 2 of 4) rewrites the header of a slot it committed, in
+ * its own memory before the batch push takes it out: a size past the
+ * window's, another message number, or an RDMC descriptor 2^40 transfers
+ * ahead. The header and descriptor are read once and checked; the value is
+ * the writer's fault: each honest member counts it, logs it once and
+ * suspects the writer, which leaves the view by the normal protocol, and
+ * the honest three go on with one sequence (before, an honest member
+ * failed with an I/O error, or looped accepting transfers). */
+TEST_P(group_faults_on, member_that_writes_an_impossible_slot_is_expelled)
+{
+    for (const std::string kind : {"size", "index", "rdmc"}) {
+        SCOPED_TRACE(kind);
+        cluster c(4, GetParam(),
+                  "-b -g -c 200 -r 2000 -s 64 -L 65536 -H " + kind + ":2");
+        c.wait_all(60s);
+        expect_survivors_agree(c, 4, {2});
+        for (int r : {0, 1, 3}) {
+            EXPECT_NE(std::string::npos, c.at(r).text.find("rank 2 wrote ")) << c.at(r).text;
+            std::smatch m;
+            ASSERT_TRUE(std::regex_search(c.at(r).text, m, std::regex(R"(peer faults (\d+))")))
+                    << c.at(r).text;
+            EXPECT_GE(std::stoul(m[1]), 1u) << c.at(r).text;
+        }
+        EXPECT_NE(std::string::npos, c.at(2).text.find("hostile: rewrote")) << c.at(2).text;
+        /* out of the group: expelled (3), or failed on its own corrupt slot */
+        EXPECT_NE(0, c.at(2).exit_code) << c.at(2).text;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(transports, group_faults_on, ::testing::Values("posix,self", "tcp,self"),
                          [](const auto &tl) {
                              return tl.param.substr(0, tl.param.find(','));
