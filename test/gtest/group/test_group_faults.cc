@@ -47,7 +47,9 @@ TEST_P(group_kill, survivors_deliver_the_same_prefix_and_view)
     c.wait_all(60s);
     SCOPED_TRACE("victim " + std::to_string(victim) + " after " +
                  std::to_string(delay.count()) + " ms");
-    expect_survivors_agree(c, n, {victim});
+    /* under the suite's load (make -j2 check beside the hog) a member may be
+     * starved past the default 1 s suspicion: excluded, and told so */
+    expect_survivors_agree_despite_false_suspicion(c, n, {victim});
 }
 
 /* 20 random kill moments (victim and delay from the seed) for N = 3 and for
