@@ -77,16 +77,20 @@ unsigned view_change::lead_trim()
     int adopted = -1;
     for (int row : rows) {
         if (ctx_.raw(row, c.trim_epoch) == epoch) {
-            adopted = row;
+            if (const char *why = read_decision(row, theirs_)) {
+                ctx_.blame(row, why);   /* a decision nobody could have made */
+                return 0;
+            }
+            adopted = row;   /* (every survivor that adopted one adopted the same) */
         }
     }
     /* at most one joiner per view change; the others ask again */
-    const int64_t admit = adopted >= 0 ? ctx_.raw(adopted, c.admit) : sponsor_row() + 1;
+    const int64_t admit = adopted >= 0 ? theirs_.admit : sponsor_row() + 1;
     /* who leaves is decided here, once: a member that suspects more by the
      * time it installs still installs this view, and changes it next */
     member_mask leaving = ctx_.suspected;
     if (adopted >= 0) {
-        leaving = leaving_of(adopted);
+        leaving = theirs_.leaving;
     } else {
         leaving &= ctx_.map.mask();
     }
@@ -100,7 +104,7 @@ unsigned view_change::lead_trim()
              * every member received */
             const int64_t has = (row == from) ? ctx_.get(row, c.sent) :
                                                 ctx_.get(row, c.received, o);
-            trim[o] = std::min(trim[o], adopted >= 0 ? ctx_.raw(adopted, c.trim, o) : has);
+            trim[o] = std::min(trim[o], adopted >= 0 ? theirs_.trim[o] : has);
         }
     }
     publish_trim(trim, admit, leaving);
@@ -111,6 +115,46 @@ std::vector<int> view_change::next_rows() const
 {
     ctx_.read_mask(ctx_.me(), ctx_.cols.leaving, leaving_);
     return ctx_.map.survivors(leaving_);
+}
+
+const char *view_change::read_decision(int row, decision &d) const
+{
+    const auto &c = ctx_.cols;
+    const int s0  = ctx_.map.creation_sender_count();
+    d.trim.resize(static_cast<size_t>(s0));
+    for (int o = 0; o < s0; ++o) {
+        d.trim[o] = ctx_.raw(row, c.trim, o);
+    }
+    d.admit = ctx_.raw(row, c.admit);
+    if (d.leaving.rows() != ctx_.map.creation_member_count()) {
+        d.leaving = member_mask(ctx_.map.creation_member_count());
+    }
+    ctx_.read_mask(row, c.leaving, d.leaving);
+    if (!d.leaving.subset_of(ctx_.map.mask())) {
+        return "a view change that removes members outside the view";
+    }
+    if (d.admit < 0 || d.admit > ctx_.map.creation_member_count() ||
+        (d.admit > 0 && (!ctx_.map.mask().test(static_cast<int>(d.admit - 1)) ||
+                         d.leaving.test(static_cast<int>(d.admit - 1))))) {
+        return "a view change that admits through no member that stays";
+    }
+    for (int o = 0; o < s0; ++o) {
+        if (d.trim[o] < 0) {
+            return "a negative trim";
+        }
+    }
+    if (d.leaving.test(ctx_.me())) {
+        return nullptr;   /* we leave: what we received bounds nothing */
+    }
+    for (int s = 0; s < ctx_.map.sender_count(); ++s) {
+        const int o         = ctx_.map.sender_column(s);
+        const int64_t bound = (s == ctx_.map.my_sender()) ? ctx_.mine(c.sent) :
+                                                            ctx_.mine(c.received, o);
+        if (d.trim[o] > bound) {
+            return "a trim past what this member received";
+        }
+    }
+    return nullptr;
 }
 
 const member_mask &view_change::leaving_of(int row) const
@@ -159,19 +203,20 @@ unsigned view_change::follow_trim()
     if (lead < 0 || ctx_.raw(lead, c.trim_epoch) != epoch) {
         return 0;
     }
+    /* the leader's decision once, into our copy, and checked: followers
+     * suspect a leader that publishes one nobody could have made */
+    if (const char *why = read_decision(lead, theirs_)) {
+        ctx_.blame(lead, why);
+        return 1;
+    }
     ctx_.read_mask(ctx_.me(), c.leaving, leaving_);
     bool same_as_leader = ctx_.mine(c.trim_epoch) == epoch &&
-                          ctx_.mine(c.admit) == ctx_.raw(lead, c.admit) &&
-                          leaving_ == leaving_of(lead);
+                          ctx_.mine(c.admit) == theirs_.admit && leaving_ == theirs_.leaving;
     for (int o = 0; o < s0 && same_as_leader; ++o) {
-        same_as_leader = ctx_.mine(c.trim, o) == ctx_.raw(lead, c.trim, o);
+        same_as_leader = ctx_.mine(c.trim, o) == theirs_.trim[o];
     }
     if (!same_as_leader) {
-        std::vector<int64_t> trim(s0);
-        for (int o = 0; o < s0; ++o) {
-            trim[o] = ctx_.raw(lead, c.trim, o);
-        }
-        publish_trim(trim, ctx_.raw(lead, c.admit), leaving_of(lead));
+        publish_trim(theirs_.trim, theirs_.admit, theirs_.leaving);
         return 1;
     }
     for (int row : ctx_.map.survivors(ctx_.suspected)) {

@@ -84,6 +84,18 @@ public:
     double wedged_for_s() const { return now_s() - wedge_started_s_; }
 
 private:
+    /* A leader's decision, as read once from its row */
+    struct decision {
+        std::vector<int64_t> trim;
+        int64_t              admit = 0;
+        member_mask          leaving{0};
+    };
+    /* @a row's published decision into @a d, read once; nullptr when it is
+     * one a leader could have made (whom it admits is a member that stays;
+     * who leaves is in the view; no trim is negative or, unless we leave,
+     * past what this member received of that sender), else why not */
+    const char *read_decision(int row, decision &d) const;
+
     bool everything_received_everywhere() const;
     void publish_trim(const std::vector<int64_t> &trim, int64_t admit, const member_mask &leaving);
     /* @a row's leaving column, read once (no allocation) */
@@ -95,6 +107,7 @@ private:
     double        wedge_started_s_ = 0;
     /* private copies of leaving columns (ours, and a peer's), sized once */
     mutable member_mask leaving_, their_leaving_;
+    decision            theirs_;   /* a leader's decision, read once */
 };
 
 } // namespace membership

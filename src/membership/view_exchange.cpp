@@ -6,6 +6,7 @@
 #include <ucs/debug/log_def.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -71,10 +72,21 @@ ucs_status_t view_exchange::round(round_ctx &x, const void *buf, size_t len, voi
             std::this_thread::sleep_for(std::chrono::microseconds(20));
         }
     }
+    /* each length read once and bounded by the slot: a peer's word, not a
+     * size to trust (a huge one read past the region, or overflowed the
+     * sum into a small malloc and a large memcpy) */
     size_t total = 0;
     for (size_t r = 0; r < x.rows.size(); ++r) {
-        lens[r] = static_cast<size_t>(sst::load_word(at(x.rows[r]) + 8));
-        total += lens[r];
+        const int64_t len_word = sst::load_word(at(x.rows[r]) + 8);
+        if (len_word < 0 || static_cast<uint64_t>(len_word) > kSlotBytes) {
+            char what[96];
+            std::snprintf(what, sizeof(what), "a view exchange length of %lld bytes (at most "
+                          "%zu)", static_cast<long long>(len_word), kSlotBytes);
+            ctx_.blame(x.rows[r], what);
+            return UCS_ERR_IO_ERROR;
+        }
+        lens[r] = static_cast<size_t>(len_word);
+        total += lens[r];   /* at most rows x kSlotBytes: no overflow */
     }
     /* the bootstrap frees it (tc_bootstrap's contract: malloc'd) */
     auto *out = static_cast<std::byte*>(std::malloc(std::max<size_t>(total, 1)));

@@ -6,6 +6,10 @@
  * receiver through the mailbox's validator and dispatcher.
  *
  * Invariants:
+ *  - a carried frame is copied once into this executor's own memory before
+ *    anything reads it: its carrier (an SMC slot) is memory its sender can
+ *    still write; the run, the divergence check and the bytes kept for
+ *    joiners all read that copy;
  *  - the same validation as a mailbox frame (tc_ifunc_frame_run), minus the
  *    ring's sequence and signal; a frame is never written;
  *  - code runs from the code cache only (placement copy), and every code a
@@ -49,6 +53,8 @@ struct tc_ifunc_exec {
     tc_ifunc_ring_t      ring;        /* the codes Cached frames name */
     tc_ifunc_stats_t     stats;
     khash_t(tc_shipment) shipments;   /* code hash -> what shipped it */
+    uint8_t              *copy;       /* the frame being run, read once */
+    size_t               copy_len;
 };
 
 /* ---- running a carried frame ---- */
@@ -193,6 +199,7 @@ void tc_ifunc_exec_destroy(tc_ifunc_exec_h exec)
     kh_destroy_inplace(tc_shipment, &exec->shipments);
     tc_ifunc_ring_cleanup(&exec->ring);
     tc_code_cache_cleanup(&exec->rx.cache);
+    free(exec->copy);
     free(exec);
 }
 
@@ -447,6 +454,28 @@ tc_ifunc_reject_t tc_ifunc_exec_run(tc_ifunc_exec_h exec, const void *frame, siz
     if (size > UINT32_MAX) {
         size = UINT32_MAX;   /* larger than any frame: rejected as such */
     }
+    /* the carrier bounds the size (a group's largest message) */
+    if (size > exec->copy_len) {
+        uint8_t *grown = realloc(exec->copy, size);
+        if (grown != NULL) {
+            exec->copy     = grown;
+            exec->copy_len = size;
+        }
+    }
+    if (size > exec->copy_len) {
+        memset(&view, 0, sizeof(view));
+        snprintf(result->detail, sizeof(result->detail), "no memory for a private copy of "
+                 "a frame of %zu bytes", size);
+        reason = TC_IFUNC_REJECT_RESOURCE;
+        ++exec->stats.rejects[reason];
+        ++exec->stats.rejects_total;
+        memset(result, 0, offsetof(tc_ifunc_exec_result_t, detail));
+        result->reason   = reason;
+        result->diverges = 0;
+        return reason;
+    }
+    memcpy(exec->copy, frame, size);
+    frame                = exec->copy;
     exec->rx.target_args = target_args;
     was_known = exec->ring.cached.size;
     if (!tc_exec_declared(exec, tc_exec_frame_pkg(frame, size))) {
