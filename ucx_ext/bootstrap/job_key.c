@@ -41,6 +41,9 @@ static int tc_job_key_loopback_said_join;
 
 static ucs_status_t tc_job_key_read_file(const char *path, tc_job_key_t *key)
 {
+    /* the longest key, its newline, and one byte more: a longer file is
+     * refused, not cut to a key nobody chose */
+    uint8_t text[TC_JOB_KEY_MAX_LEN + 2];
     struct stat st;
     ssize_t n;
     int fd;
@@ -61,15 +64,23 @@ static ucs_status_t tc_job_key_read_file(const char *path, tc_job_key_t *key)
         close(fd);
         return UCS_ERR_INVALID_PARAM;
     }
-    n = read(fd, key->bytes, sizeof(key->bytes));
+    n = read(fd, text, sizeof(text));
     close(fd);
     if (n < 0) {
         ucs_error("UCX_TC_JOB_KEY_FILE=%s: %s", path, strerror(errno));
         return UCS_ERR_IO_ERROR;
     }
-    if ((n > 0) && (key->bytes[n - 1] == '\n')) {
+    if ((n > 0) && (text[n - 1] == '\n')) {
         --n;
     }
+    if ((size_t)n > sizeof(key->bytes)) {
+        OPENSSL_cleanse(text, sizeof(text));
+        ucs_error("UCX_TC_JOB_KEY_FILE=%s holds more than %d bytes (a key and an optional "
+                  "newline)", path, TC_JOB_KEY_MAX_LEN);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    memcpy(key->bytes, text, (size_t)n);
+    OPENSSL_cleanse(text, sizeof(text));
     key->length = (size_t)n;
     return UCS_OK;
 }

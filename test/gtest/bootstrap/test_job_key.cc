@@ -161,6 +161,34 @@ TEST(job_key, a_key_file_must_be_private)
     }
 }
 
+/* A key file of the longest key (and its newline) loads whole; one byte
+ * more is refused, not cut to a key nobody chose */
+TEST(job_key, a_key_file_longer_than_the_longest_key_is_refused)
+{
+    for (size_t len : {size_t{TC_JOB_KEY_MAX_LEN}, size_t{TC_JOB_KEY_MAX_LEN} + 1}) {
+        SCOPED_TRACE(len);
+        char path[] = "/tmp/tc_job_key_XXXXXX";
+        const int fd = ::mkstemp(path);
+        ASSERT_GE(fd, 0);
+        const std::string text = std::string(len, 'k') + "\n";
+        ASSERT_EQ(static_cast<ssize_t>(text.size()), ::write(fd, text.data(), text.size()));
+        ::close(fd);
+        ASSERT_EQ(0, ::chmod(path, 0600));
+        scoped_env k("UCX_TC_JOB_KEY", nullptr), f("UCX_TC_JOB_KEY_FILE", path);
+        tc_job_key_t key;
+        if (len == TC_JOB_KEY_MAX_LEN) {
+            ASSERT_EQ(UCS_OK, tc_job_key_load(&key));
+            EXPECT_EQ(len, key.length);
+        } else {
+            tc_test::scoped_log_expect logs;
+            EXPECT_EQ(UCS_ERR_INVALID_PARAM, tc_job_key_load(&key));
+            EXPECT_EQ(0, key.present);
+            EXPECT_EQ(1u, logs.count("holds more than"));
+        }
+        ::unlink(path);
+    }
+}
+
 TEST(job_key, a_proof_answers_one_challenge_of_one_service_with_one_key)
 {
     const tc_job_key_t key = key_of(kKey), other = key_of("another key, also long enough");
