@@ -258,6 +258,7 @@ public:
 
 private:
     friend class group_impl;
+    friend struct fault_injection_access;   /* group/own_row_writer.hpp */
     /* A view that admitted a joiner is a new SST, SMC and RDMC over the new
      * members: the old ones retire (kept, not destroyed: late puts into
      * them stay harmless) and calls move on to the new. */

@@ -23,6 +23,7 @@
 
 #include <ucs/debug/log_def.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -125,13 +126,19 @@ public:
     /* @a row is an original member index. Counters of a row still in an
      * older (or newer) epoch read as zero: they belong to another view. The
      * epoch is read first; a member resets its counters, fences, then
-     * publishes its new epoch. */
+     * publishes its new epoch. A counter never is negative: one that reads
+     * so (a peer wrote it: row_audit blames it) reads as zero, "nothing",
+     * so that no minimum over the members wraps when the protocol steps
+     * past it. */
     int64_t get(int row, column c, size_t i = 0) const
     {
-        if (cols.is_counter(c) && row != me() && table->get(row, cols.epoch) != epoch()) {
+        if (!cols.is_counter(c)) {
+            return table->get(row, c, i);
+        }
+        if (row != me() && table->get(row, cols.epoch) != epoch()) {
             return 0;
         }
-        return table->get(row, c, i);
+        return std::max<int64_t>(0, table->get(row, c, i));
     }
     int64_t raw(int row, column c, size_t i = 0) const { return table->get(row, c, i); }
     int64_t mine(column c, size_t i = 0) const { return table->get(me(), c, i); }

@@ -92,6 +92,8 @@ public:
     void set_owner(group *owner) { owner_ = owner; }
 
 private:
+    friend struct fault_injection_access;   /* group/own_row_writer.hpp */
+
     ucs_status_t send_as(size_t size, uint32_t flags, fill_ref fill, bool block, bool urgent);
     static unsigned poll(void *arg);
     bool idle() const;

@@ -14,7 +14,8 @@ using sst::put_purpose;
 failure_detector::failure_detector(group_context &ctx)
     : ctx_(ctx), last_seen_(ctx.map.creation_member_count(), now_s()),
       seen_heartbeat_(ctx.map.creation_member_count(), 0),
-      peer_mask_(ctx.map.creation_member_count()), spread_(ctx.map.creation_member_count())
+      peer_mask_(ctx.map.creation_member_count()), spread_(ctx.map.creation_member_count()),
+      audit_(ctx)
 {
     last_heartbeat_s_ = now_s();
     ctx_.pusher.on_peer_error([this](int rank) { put_failed_rank_.push_back(rank); });
@@ -78,6 +79,7 @@ unsigned failure_detector::watch()
         last_heartbeat_s_ = now;
         ctx_.set(c.heartbeat, ctx_.mine(c.heartbeat) + 1);
         ctx_.fail_on(ctx_.push(c.heartbeat, put_purpose::heartbeat));
+        audit_.look();
     }
     /* suspecting pushes, and a push that fails adds to the list: take it
      * first (iterating it while it grows read freed memory, found by ASan) */
@@ -108,7 +110,7 @@ unsigned failure_detector::watch()
             continue;
         }
         ctx_.read_mask(row, c.suspected, peer_mask_);
-        if (peer_mask_.test(me)) {
+        if (peer_mask_.test(me) && audit_.credible(row)) {
             ctx_.state.enter(member_state::expelled);
             ucs_error("group: expelled from the group in epoch %ld: rank %d suspects this "
                       "member; it stops and its calls fail", static_cast<long>(ctx_.epoch()),
@@ -131,6 +133,9 @@ unsigned failure_detector::watch()
             suspect(row, "endpoint error");
         }
         ctx_.read_mask(row, c.suspected, peer_mask_);
+        if (!peer_mask_.subset_of(ctx_.suspected) && !audit_.credible(row)) {
+            continue;   /* news from a row that holds the impossible */
+        }
         spread_ |= peer_mask_;
     }
     spread_.reset(me);

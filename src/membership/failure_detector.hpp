@@ -16,11 +16,16 @@
  *    others' clocks instead of counting against them: over the
  *    active-message lane the verdict that expels us may still be queued;
  *  - a member that left cleanly (phase drained) is silent on purpose and is
- *    not suspected.
+ *    not suspected;
+ *  - once per heartbeat interval the rows are audited (row_audit.hpp): a
+ *    member whose row holds what it cannot is blamed, and suspected at the
+ *    next look; what such a row says about others (its suspicions) is not
+ *    believed while it holds the impossible.
  */
 #pragma once
 
 #include "group/context.hpp"
+#include "membership/row_audit.hpp"
 
 #include <vector>
 
@@ -60,6 +65,7 @@ private:
     std::vector<int>     put_failed_rank_;  /* reported by the pusher */
     member_mask          peer_mask_;        /* a peer's suspected column, read once */
     member_mask          spread_;           /* what the view members suspect */
+    row_audit            audit_;
 };
 
 } // namespace tc::membership

@@ -15,12 +15,22 @@
  * index: another message number; rdmc: an RDMC slot whose descriptor names
  * a transfer 2^40 ahead (with -L). The others must blame it, expel it and
  * go on.
+ * -X SEED:RANK: member RANK turns hostile at a moment SEED picks (needs -g
+ * -b): from then on, before about one send in four, it writes a value the
+ * protocol never writes into a random column of its own SST row (and
+ * pushes it), or rewrites the header of the slot it just committed, until
+ * it is out of the group. Values: random words, -1, the extremes, 2^40,
+ * and for the membership masks bits past the group's members. Each
+ * mutation prints "hostile: FIELD[ENTRY] = VALUE". It never writes a
+ * suspicion of a real member: see docs/security.md for what a member that
+ * lies about whom it suspects can do.
  * -J PORT: member r admits joiners on port PORT + r. -j HOST:PORT: join the
  * group through that member instead of creating it (outside the bootstrap);
  * its state (chain and count) comes from the sponsor.
  * Output: "ready ID"; "view E m1,m2,..." per view; "large send N" before the
  * large one; "state received ..." at a joiner; "stream S s" (from the first
- * send until close() returned); "peer faults N" (values peers wrote that
+ * send until close() returned); "delivered from R:N,..." (messages
+ * delivered, by sender rank); "max rss K KiB"; "peer faults N" (values peers wrote that
  * they could not have: group_stats::peer_faults); and "result chain HEX count N views
  * V trimmed T joins J status S sum B" at the end (B: every delivered byte,
  * summed; a joiner's counts from its join on). Exit 0: done; 3: expelled or
@@ -28,6 +38,7 @@
  * failed; 1: anything else.
  */
 #include "api/group.hpp"
+#include "group/own_row_writer.hpp"
 #include "smc/slot.hpp"
 
 #include <twochains/twochains.h>
@@ -36,6 +47,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <optional>
+#include <random>
+#include <sys/resource.h>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -55,6 +70,9 @@ uint64_t fnv(uint64_t h, const void *p, size_t n)
  * commit (before the batch push takes it out) */
 void corrupt_slot(const std::string &kind, std::span<std::byte> payload)
 {
+    if (payload.empty()) {
+        return;
+    }
     auto *h = reinterpret_cast<tc::smc::slot_header*>(payload.data()) - 1;
     if (kind == "size") {
         h->size = 0x7fffffffu;
@@ -69,6 +87,60 @@ void corrupt_slot(const std::string &kind, std::span<std::byte> payload)
     std::printf("hostile: rewrote the header of a committed slot (%s)\n", kind.c_str());
     std::fflush(stdout);
 }
+
+/* -X: one bad value into our own row or our last committed slot */
+class hostile_member {
+public:
+    hostile_member(unsigned seed, int members) : rng_(seed), members_(members) {}
+
+    void mutate(tc::group &g, std::span<std::byte> last_slot)
+    {
+        if (pick(4) != 0) {
+            return;
+        }
+        const auto columns = tc::fault_injection::own_row_columns(g);
+        const size_t which = pick(columns.size() + 3);
+        if (which >= columns.size()) {
+            static const char *const slot_kinds[] = {"size", "index", "rdmc"};
+            corrupt_slot(slot_kinds[which - columns.size()], last_slot);
+            return;
+        }
+        const auto &col     = columns[which];
+        const size_t entry  = pick(col.entries);
+        const bool is_mask  = col.name == "suspected" || col.name == "leaving";
+        int64_t value       = is_mask ? mask_value(entry) : word_value();
+        const ucs_status_t s = tc::fault_injection::write_own_row(g, col.name, entry, value);
+        std::printf("hostile: %.*s[%zu] = %lld (%s)\n", static_cast<int>(col.name.size()),
+                    col.name.data(), entry, static_cast<long long>(value), ucs_status_string(s));
+    }
+
+private:
+    size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
+
+    int64_t word_value()
+    {
+        static const int64_t extremes[] = {-1, INT64_MIN, INT64_MAX, int64_t{1} << 40,
+                                           -(int64_t{1} << 20)};
+        const size_t k = pick(std::size(extremes) + 1);
+        return k < std::size(extremes) ? extremes[k] : static_cast<int64_t>(rng_());
+    }
+
+    /* bits past the members only: a suspicion of a real member is a
+     * claim the crash-failure model believes */
+    int64_t mask_value(size_t entry)
+    {
+        uint64_t v = rng_() | 1;
+        if (entry == 0 && members_ < 64) {
+            v = (v << members_) | (uint64_t{1} << members_);
+        } else if (static_cast<int>(entry * 64) < members_) {
+            v = uint64_t{1} << 63;   /* a row past the last member of this word */
+        }
+        return static_cast<int64_t>(v);
+    }
+
+    std::mt19937_64 rng_;
+    int             members_;
+};
 
 } // namespace
 
@@ -85,8 +157,9 @@ int main(int argc, char **argv)
     std::string contact;
     std::string hostile_kind;
     int hostile_rank = -1;
+    long random_hostile_seed = -1;   /* -X SEED:RANK */
     int opt;
-    while ((opt = getopt(argc, argv, "c:r:s:bgL:J:j:E:w:z:H:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:r:s:bgL:J:j:E:w:z:H:X:")) != -1) {
         switch (opt) {
         case 'J': join_base = std::atoi(optarg); break;
         case 'j': contact = optarg; break;
@@ -103,6 +176,7 @@ int main(int argc, char **argv)
             hostile_rank      = colon ? std::atoi(colon + 1) : -1;
             break;
         }
+        case 'X': std::sscanf(optarg, "%ld:%d", &random_hostile_seed, &hostile_rank); break;
         case 'w': window = static_cast<unsigned>(std::atoi(optarg)); break;
         case 'L': large = std::strtoul(optarg, nullptr, 0); break;
         default: return 1;
@@ -121,6 +195,7 @@ int main(int argc, char **argv)
     }
     uint64_t chain = 1469598103934665603ull, delivered = 0;
     uint64_t sum = 0;   /* of every delivered byte: the tests know what it must be */
+    std::map<int, uint64_t> delivered_from;   /* by sender rank */
     tc::group_params p;
     for (int r = 0; r < node->size(); ++r) {
         p.members.push_back(r);
@@ -154,6 +229,7 @@ int main(int argc, char **argv)
             sum += static_cast<uint8_t>(byte);
         }
         ++delivered;
+        ++delivered_from[m.sender];
     };
     p.on_view = [&](const tc::view &v) {
         std::string list;
@@ -177,6 +253,11 @@ int main(int argc, char **argv)
     const auto started = std::chrono::steady_clock::now();
     auto next          = started;
     bool large_sent = false;
+    std::optional<hostile_member> hostile;
+    std::mt19937 moment(static_cast<unsigned>(random_hostile_seed));
+    const long hostile_from = (random_hostile_seed >= 0 && rank == hostile_rank) ?
+            std::uniform_int_distribution<long>(count / 4, 3 * count / 4)(moment) : -1;
+    std::span<std::byte> last_slot;
     for (long k = 0; k < count && status == UCS_OK; ++k) {
         /* -L: rank 0 sends one large message (over RDMC) halfway through, or
          * with -E once the view's epoch reached E */
@@ -206,12 +287,21 @@ int main(int argc, char **argv)
             /* -g: zero-copy sends that hold their slot while the engine
              * runs (and a view change may start) until commit() */
             std::span<std::byte> buf;
+            if (k == hostile_from) {
+                std::printf("hostile: from message %ld\n", k);
+                hostile.emplace(static_cast<unsigned>(random_hostile_seed),
+                                static_cast<int>(g->current_view().members.size()));
+            }
+            if (hostile) {
+                hostile->mutate(*g, last_slot);
+            }
             status = g->get_buffer(1 + k % max, buf);
             if (status == UCS_OK) {
                 fill(buf);
                 tc_progress_until(node->engine(), until::done, &u, 10.0);
-                status = g->commit();
-                if (rank == hostile_rank && k == count / 2) {
+                status   = g->commit();
+                last_slot = buf;
+                if (rank == hostile_rank && random_hostile_seed < 0 && k == count / 2) {
                     corrupt_slot(hostile_kind, buf);
                 }
             }
@@ -228,6 +318,14 @@ int main(int argc, char **argv)
     std::printf("stream %.6f s\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     auto st = g->stats();
+    std::string from;
+    for (const auto &[sender, n] : delivered_from) {
+        from += (from.empty() ? "" : ",") + std::to_string(sender) + ":" + std::to_string(n);
+    }
+    std::printf("delivered from %s\n", from.empty() ? "-" : from.c_str());
+    struct rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    std::printf("max rss %ld KiB\n", ru.ru_maxrss);
     std::printf("peer faults %llu\n", static_cast<unsigned long long>(st.peer_faults));
     std::printf("result chain %016llx count %llu views %llu trimmed %llu joins %llu status %s "
                 "sum %llu\n",
