@@ -60,6 +60,16 @@ TEST_P(group_hostile, honest_members_expel_it_and_deliver_everything_they_sent)
                       std::to_string(seed) + ":" + std::to_string(hostile));
     c.wait_all(90s);
     SCOPED_TRACE("hostile rank " + std::to_string(hostile) + ", seed " + std::to_string(seed));
+    if (c.at(hostile).text.find("hostile: from message") == std::string::npos &&
+        c.at(hostile).exit_code == 3 &&
+        c.at(hostile).text.find("expelled from the group") != std::string::npos) {
+        /* starved past the suspicion timeout before its moment came (a CPU
+         * hog beside us): excluded, and told so; nothing hostile happened,
+         * and the others must simply agree without it */
+        std::printf("rank %d was expelled before it turned hostile\n", hostile);
+        expect_survivors_agree_despite_false_suspicion(c, n, {hostile});
+        return;
+    }
     ASSERT_NE(std::string::npos, c.at(hostile).text.find("hostile: from message"))
             << c.at(hostile).text;
 
