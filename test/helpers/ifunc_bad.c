@@ -14,6 +14,7 @@
 #include "ifunc_pair.h"
 
 #include <twochains/ifunc.h>
+#include <twochains/lane.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@ typedef enum {
     BAD_HASH, BAD_LOCAL_ONLY, BAD_CACHE_MISS, BAD_OFFSET, BAD_CREDITS,
     BAD_CHECKSUM, BAD_SIGNAL, BAD_LINK, BAD_STALE_SIGNAL,
     BAD_COMPACT_PKG, BAD_COMPACT_SENDER, BAD_COMPACT_SIZE, BAD_COMPACT_TYPE,
-    BAD_COMPACT_CACHE_MISS, BAD_LAST
+    BAD_COMPACT_CACHE_MISS, BAD_CREDIT_PAST_SENT, BAD_LAST
 } bad_case_t;
 
 static const struct {
@@ -65,6 +66,9 @@ static const struct {
                              TC_IFUNC_SECURITY_VERIFY, 2},
     [BAD_COMPACT_CACHE_MISS] = {"compact_cached_never_sent", TC_IFUNC_REJECT_CACHE_MISS,
                                 TC_IFUNC_SECURITY_VERIFY, 2},
+    /* the other way round: the receiver is the bad one */
+    [BAD_CREDIT_PAST_SENT]   = {"credit_past_sent", TC_IFUNC_REJECT_NONE,
+                                TC_IFUNC_SECURITY_VERIFY, 0},
 };
 
 #define DEPTH        8
@@ -355,6 +359,97 @@ static void run_sender(sender_t *s, bad_case_t c)
     tc_ifunc_mailbox_barrier(s->mbox);
 }
 
+/* ---- a bad receiver: credit_past_sent ---- */
+
+/* Rank 0 receives 2 good frames, then writes 2^40 into rank 1's credit word
+ * for its ring (the line only it may write), as a receiver that counts
+ * wrong would. Rank 1's next send must fail with UCS_ERR_REJECTED, counted
+ * once in credit_faults, and never write the ring again. */
+static void run_credit_liar(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg)
+{
+    static uint64_t lie = (uint64_t)1 << 40;
+    static tc_write_header_t header;   /* lives until the write completes */
+    tc_ifunc_rx_ring_t *rx;
+    tc_ifunc_stats_t st;
+    double deadline = tc_ifunc_now() + 20;
+
+    do {
+        tc_progress(tc_ifunc_mailbox_engine(mbox));
+        tc_ifunc_poll(mbox, 0);
+        tc_ifunc_mailbox_stats(mbox, &st);
+    } while ((st.frames[0] < 2) && (tc_ifunc_now() < deadline));
+    if (st.frames[0] != 2) {
+        fail("the good frames did not run");
+    }
+    rx = mbox->peers[1]->rx;
+    if (tc_ifunc_request_wait(tc_ifunc_mailbox_engine(mbox),
+                              tc_write_lane_write(mbox->lane, mbox->peers[1]->lane,
+                                                  mbox->peers[1]->ep, 0, &lie, sizeof(lie),
+                                                  rx->credit_addr, rx->credit_rkey,
+                                                  rx->credit_key,
+                                                  &(ucp_request_param_t){0}, &header),
+                              10.0) != UCS_OK) {
+        fail("credit put");
+    }
+    tc_ifunc_mailbox_flush(mbox, 10.0);
+    tc_ifunc_mailbox_barrier(mbox);   /* the lie landed */
+    tc_ifunc_mailbox_barrier(mbox);   /* the sender tried */
+    tc_ifunc_mailbox_stats(mbox, &st);
+    printf("ifunc_bad rank 0: case credit_past_sent: frames run %" PRIu64 "\n",
+           st.frames[0] + st.frames[1] + st.frames[2]);
+    (void)pkg;
+}
+
+static void run_credit_victim(sender_t *s)
+{
+    tc_ifunc_msg_h msg;
+    int64_t values[SUM_VALUES] = {1, 2, 3, 4, 5};
+    tc_ifunc_stats_t st;
+    ucs_status_t status = UCS_OK;
+    double deadline;
+    unsigned k, tries = 0;
+
+    if ((tc_ifunc_pkg_element(s->pkg, "server_side_sum", &s->sum_id) != UCS_OK) ||
+        (tc_ifunc_msg_create(s->mbox, s->pkg, s->sum_id, TC_IFUNC_MODE_LOCAL, values,
+                             sizeof(values), &msg) != UCS_OK)) {
+        fail("msg_create");
+    }
+    for (k = 0; k < 2; ++k) {
+        deadline = tc_ifunc_now() + 20;
+        while (((status = tc_ifunc_send(s->mbox, 0, msg)) == UCS_ERR_NO_RESOURCE) &&
+               (tc_ifunc_now() < deadline)) {
+            tc_progress(tc_ifunc_mailbox_engine(s->mbox));
+        }
+        if ((tc_ifunc_msg_wait(msg) != UCS_OK) || (status == UCS_ERR_NO_RESOURCE)) {
+            fail("good send");
+        }
+    }
+    tc_ifunc_mailbox_barrier(s->mbox);   /* the lie was written */
+    /* landed: over the active-message lane it is stored by our progress */
+    deadline = tc_ifunc_now() + 10;
+    while ((*(volatile uint64_t*)s->mbox->peers[0]->credit <= 2) &&
+           (tc_ifunc_now() < deadline)) {
+        tc_progress(tc_ifunc_mailbox_engine(s->mbox));
+    }
+    /* once is a word maybe half stored (a stall), twice is the receiver's fault */
+    deadline = tc_ifunc_now() + 5;
+    while (((status = tc_ifunc_send(s->mbox, 0, msg)) == UCS_ERR_NO_RESOURCE) &&
+           (tc_ifunc_now() < deadline)) {
+        ++tries;
+        tc_progress(tc_ifunc_mailbox_engine(s->mbox));
+    }
+    tc_ifunc_mailbox_stats(s->mbox, &st);
+    printf("ifunc_bad rank 1: case credit_past_sent: send %s after %u stalls, credit faults "
+           "%" PRIu64 "\n", ucs_status_string(status), tries, st.credit_faults);
+    if ((status != UCS_ERR_REJECTED) || (st.credit_faults != 1) ||
+        (tc_ifunc_send(s->mbox, 0, msg) != UCS_ERR_REJECTED) ||
+        (st.sent[0] != 2)) {
+        fail("the lie was not refused");
+    }
+    tc_ifunc_msg_free(msg);
+    tc_ifunc_mailbox_barrier(s->mbox);   /* the sender tried */
+}
+
 /* ---- the receiver ---- */
 
 static void run_receiver(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg, bad_case_t c)
@@ -448,7 +543,15 @@ int main(int argc, char **argv)
     }
     tc_ifunc_mailbox_barrier(mbox);
 
-    if (g_rank == 1) {
+    if (c == BAD_CREDIT_PAST_SENT) {
+        sender.mbox = mbox;
+        sender.pkg  = pkg;
+        if (g_rank == 1) {
+            run_credit_victim(&sender);
+        } else {
+            run_credit_liar(mbox, pkg);
+        }
+    } else if (g_rank == 1) {
         sender.mbox = mbox;
         sender.pkg  = pkg;
         run_sender(&sender, c);

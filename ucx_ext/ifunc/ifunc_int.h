@@ -374,6 +374,8 @@ typedef struct tc_ifunc_peer {
     int        asleep;         /* r stopped reading our ring: ring its doorbell */
     uint64_t   sent;           /* frames we sent to r */
     double     stall_since;    /* > 0 while refused for credits */
+    unsigned   credit_past_sent; /* reads in a row of a credit word past sent */
+    int        credit_faulted; /* r wrote one twice: we send it nothing more */
     ucp_mem_h  credit_memh;    /* the line r puts its consumed count into */
     volatile uint64_t *credit;
     uint64_t   credit_key;     /* its write-lane key here */

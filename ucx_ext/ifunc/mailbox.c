@@ -486,7 +486,8 @@ void tc_ifunc_stats_print(const tc_ifunc_stats_t *s, FILE *stream, const char *p
             s->credit_stalls, s->credit_wait_s, s->pending_wait_s, s->stale_signals);
     fprintf(stream, "%srings: %" PRIu64 " granted here, %" PRIu64 " asked of peers; %"
             PRIu64 " slot reads; %" PRIu64 " sleeps, %" PRIu64 " wakes, %" PRIu64
-            " doorbells rung; control messages rejected %" PRIu64 "\n", prefix,
+            " doorbells rung; control messages rejected %" PRIu64 "; credit faults %"
+            PRIu64 "\n", prefix,
             s->rings_granted, s->rings_requested, s->ring_reads, s->ring_sleeps,
-            s->ring_wakes, s->doorbells, s->control_rejects);
+            s->ring_wakes, s->doorbells, s->control_rejects, s->credit_faults);
 }

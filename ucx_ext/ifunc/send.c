@@ -26,6 +26,7 @@
 #include <base/debug.h>
 
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 
 /* Largest compact frame we send. Both sides hash every word of a compact
@@ -316,6 +317,28 @@ static ucs_status_t tc_ifunc_send_stall(tc_ifunc_mailbox_h mbox,
     return UCS_ERR_NO_RESOURCE;
 }
 
+/* The receiver says it consumed more than we sent: once may be a word
+ * read while a put was storing it (any byte order), twice in a row is the
+ * receiver's fault. Its ring is not written again: counted, logged once,
+ * and every later send to it fails. */
+static ucs_status_t tc_ifunc_send_credit_past_sent(tc_ifunc_mailbox_h mbox,
+                                                   tc_ifunc_peer_t *peer,
+                                                   uint64_t credits)
+{
+    if (peer->credit_faulted) {
+        return UCS_ERR_REJECTED;
+    }
+    if (++peer->credit_past_sent < 2) {
+        return tc_ifunc_send_stall(mbox, peer);
+    }
+    peer->credit_faulted = 1;
+    ++mbox->stats.credit_faults;
+    ucs_error("ifunc rank %d: rank %d wrote credit word %" PRIu64 " for a ring we sent %"
+              PRIu64 " frames: its fault; nothing more is sent to it", mbox->rank,
+              peer->rank, credits, peer->sent);
+    return UCS_ERR_REJECTED;
+}
+
 static void tc_ifunc_send_unstall(tc_ifunc_mailbox_h mbox, tc_ifunc_peer_t *peer)
 {
     mbox->stats.credit_wait_s += tc_ifunc_now() - peer->stall_since;
@@ -338,6 +361,9 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
         return UCS_ERR_INVALID_PARAM;
     }
     peer = mbox->peers[dest];
+    if (ucs_unlikely((peer != NULL) && peer->credit_faulted)) {
+        return UCS_ERR_REJECTED;
+    }
     if (ucs_unlikely((peer == NULL) || (peer->tx != TC_IFUNC_TX_READY))) {
         /* first contact: our ring at dest comes back with its grant */
         status = tc_ifunc_mailbox_connect(mbox, dest);
@@ -355,8 +381,12 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
 
     credits = __atomic_load_n(peer->credit, __ATOMIC_ACQUIRE);
     if (ucs_unlikely(peer->sent - credits >= peer->depth)) {
+        if (credits > peer->sent) {
+            return tc_ifunc_send_credit_past_sent(mbox, peer, credits);
+        }
         return tc_ifunc_send_stall(mbox, peer);
     }
+    peer->credit_past_sent = 0;
     if (ucs_unlikely(peer->stall_since != 0)) {
         tc_ifunc_send_unstall(mbox, peer);
     }

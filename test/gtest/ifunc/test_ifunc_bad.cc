@@ -47,6 +47,34 @@ TEST_P(ifunc_bad, rejected_counted_logged_once_and_next_frame_runs)
     EXPECT_EQ(std::string::npos, r.output.find("UCX  ERROR")) << r.output;
 }
 
+/* The other way round: a receiver writes the sender's credit word (the
+ * line only it may write) past what it was sent. Read so twice, it is the
+ * receiver's fault: counted once (credit_faults), logged once, and every
+ * later send to it fails with UCS_ERR_REJECTED instead of stalling for good
+ * (before, the unsigned difference wrapped and the sender waited forever
+ * for a credit) */
+class ifunc_credit_lie : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ifunc_credit_lie, credit_word_past_sent_is_the_receivers_fault)
+{
+    auto r = tc_test::run_command("UCX_TLS=" + GetParam() + " " +
+                                  tc_test::build_path("src/tools/twochains-run") +
+                                  " -n 2 --timeout 60 -- " +
+                                  tc_test::build_path("test/helpers/ifunc_bad") +
+                                  " credit_past_sent");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("send Operation rejected by remote peer"))
+            << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("credit faults 1")) << r.output;
+    EXPECT_EQ(1u, count(r.output, "wrote credit word 1099511627776")) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("[1] ifunc_bad rank 1: case credit_past_sent: OK"))
+            << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(transports, ifunc_credit_lie,
+                         ::testing::Values("posix,self", "tcp,self"),
+                         [](const auto &tl) { return tl.param.substr(0, tl.param.find(',')); });
+
 /* A put's late duplicate store of the previous lap's signal (the cause of
  * the stalled ping-pongs once seen with busy polling): waited out, counted
  * as stale, never rejected or logged, and the next frame runs */

@@ -326,6 +326,10 @@ typedef struct tc_ifunc_stats {
     double   credit_wait_s;         /**< time from a stall to the next send to that ring */
     uint64_t rings_requested;       /**< rings asked of receivers (first contact) */
     uint64_t doorbells;             /**< doorbells rung for a sleeping ring */
+    uint64_t credit_faults;         /**< receivers that wrote a credit word past
+                                         what we sent them (read so twice): their
+                                         fault; sends to them fail with
+                                         UCS_ERR_REJECTED from then on */
 } tc_ifunc_stats_t;
 
 void tc_ifunc_mailbox_stats(tc_ifunc_mailbox_h mbox, tc_ifunc_stats_t *stats);
