@@ -13,8 +13,10 @@
  * rewrites that slot's header in its own memory, as a buffer underflow
  * would, before the slot goes out. KIND size: a size past the window's;
  * index: another message number; rdmc: an RDMC slot whose descriptor names
- * a transfer 2^40 ahead (with -L). The others must blame it, expel it and
- * go on.
+ * a transfer 2^40 ahead (with -L); trim, admit, leaving: a view-change
+ * decision for the current epoch nobody could have made (a trim 2^40
+ * messages ahead, a joiner at row 1000, a member past the view leaving),
+ * in its own row. The others must blame it, expel it and go on.
  * -X SEED:RANK: member RANK turns hostile at a moment SEED picks (needs -g
  * -b): from then on, before about one send in four, it writes a value the
  * protocol never writes into a random column of its own SST row (and
@@ -86,6 +88,32 @@ void corrupt_slot(const std::string &kind, std::span<std::byte> payload)
     }
     std::printf("hostile: rewrote the header of a committed slot (%s)\n", kind.c_str());
     std::fflush(stdout);
+}
+
+/* -H trim|admit|leaving: a decision of the current epoch that nobody could
+ * have made, published in our own row as a leader would publish its trim */
+bool publish_impossible_decision(tc::group &g, const std::string &kind)
+{
+    namespace fi = tc::fault_injection;
+    const int64_t epoch = g.current_view().epoch;
+    const auto members  = static_cast<int>(g.current_view().members.size());
+    ucs_status_t s;
+    if (kind == "trim") {
+        s = fi::write_own_row(g, "trim", 0, int64_t{1} << 40);
+    } else if (kind == "admit") {
+        s = fi::write_own_row(g, "admit", 0, 1000);
+    } else if (kind == "leaving") {
+        s = fi::write_own_row(g, "leaving", 0, int64_t{1} << members);
+    } else {
+        return false;
+    }
+    if (s == UCS_OK) {
+        s = fi::write_own_row(g, "trim_epoch", 0, epoch);
+    }
+    std::printf("hostile: published an impossible decision (%s) for epoch %ld: %s\n",
+                kind.c_str(), static_cast<long>(epoch), ucs_status_string(s));
+    std::fflush(stdout);
+    return true;
 }
 
 /* -X: one bad value into our own row or our last committed slot */
@@ -302,7 +330,9 @@ int main(int argc, char **argv)
                 status   = g->commit();
                 last_slot = buf;
                 if (rank == hostile_rank && random_hostile_seed < 0 && k == count / 2) {
-                    corrupt_slot(hostile_kind, buf);
+                    if (!publish_impossible_decision(*g, hostile_kind)) {
+                        corrupt_slot(hostile_kind, buf);
+                    }
                 }
             }
         } else {

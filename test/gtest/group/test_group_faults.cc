@@ -255,6 +255,30 @@ TEST_P(group_faults_on, member_that_writes_an_impossible_slot_is_expelled)
     }
 }
 
+/* The leader (rank 0 of 4) publishes a view-change decision for the
+ * current epoch that nobody could have made: a trim 2^40 messages ahead of
+ * what anyone received, a joiner at row 1000, or a member past the view
+ * leaving. The followers read it once, check it, blame the leader (the
+ * row audit or the decision check, whichever looks first), expel it, and
+ * the honest three go on under the next leader with one sequence. */
+TEST_P(group_faults_on, leader_that_publishes_an_impossible_decision_is_expelled)
+{
+    for (const std::string kind : {"trim", "admit", "leaving"}) {
+        SCOPED_TRACE(kind);
+        cluster c(4, GetParam(), "-b -g -c 200 -r 2000 -s 64 -H " + kind + ":0");
+        c.wait_all(60s);
+        EXPECT_NE(std::string::npos, c.at(0).text.find("hostile: published an impossible"))
+                << c.at(0).text;
+        expect_survivors_agree_despite_false_suspicion(c, 4, {0});
+        bool logged = false;
+        for (int r : {1, 2, 3}) {
+            logged = logged || c.at(r).text.find("rank 0 wrote ") != std::string::npos;
+        }
+        EXPECT_TRUE(logged) << c.all_output();
+        EXPECT_NE(0, c.at(0).exit_code) << c.at(0).text;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(transports, group_faults_on, ::testing::Values("posix,self", "tcp,self"),
                          [](const auto &tl) {
                              return tl.param.substr(0, tl.param.find(','));
