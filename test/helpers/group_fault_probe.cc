@@ -229,6 +229,7 @@ int main(int argc, char **argv)
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     auto st = g->stats();
     std::printf("peer faults %llu\n", static_cast<unsigned long long>(st.peer_faults));
+    std::printf("join rejects %llu\n", static_cast<unsigned long long>(st.join_rejects));
     std::printf("result chain %016llx count %llu views %llu trimmed %llu joins %llu status %s "
                 "sum %llu\n",
                 static_cast<unsigned long long>(chain), static_cast<unsigned long long>(delivered),

@@ -8,6 +8,7 @@
  */
 #include "common.h"
 #include "bootstrap/boot_sockets.h"
+#include "flood.h"
 
 #include <bootstrap/bootstrap_int.h>
 #include <twochains/bootstrap.h>
@@ -17,6 +18,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -413,4 +415,102 @@ TEST(job_key, silent_slow_and_random_clients_do_not_stall_the_members)
     peer.join();
     EXPECT_EQ(9u, all[0]);
     EXPECT_EQ(7u, all[1]);
+}
+
+namespace {
+
+/* A job of @a size ranks on @a listen_fd: the root and the members in
+ * threads, each member's create timed; true when every rank got through. */
+bool start_job(int listen_fd, int port, int size, std::vector<double> &took)
+{
+    const std::string root = "127.0.0.1:" + std::to_string(port);
+    std::vector<ucs_status_t> status(size, UCS_ERR_NO_PROGRESS);
+    std::vector<boot_ptr> boots(size);
+    std::vector<std::thread> ranks;
+    took.assign(size, 0);
+    for (int r = 0; r < size; ++r) {
+        ranks.emplace_back([&, r] {
+            const auto start   = clock_type::now();
+            tc_bootstrap_h raw = nullptr;
+            status[r] = tc_bootstrap_tcp_create(r ? root.c_str() : nullptr, r ? -1 : listen_fd,
+                                                r, size, 20.0, &raw);
+            took[r]   = seconds_since(start);
+            boots[r].reset(raw);
+        });
+    }
+    for (auto &t : ranks) {
+        t.join();
+    }
+    bool ok = true;
+    for (int r = 0; r < size; ++r) {
+        EXPECT_EQ(UCS_OK, status[r]) << "rank " << r;
+        ok = ok && status[r] == UCS_OK;
+    }
+    /* and the job works */
+    std::vector<std::thread> gather;
+    for (int r = 0; ok && r < size; ++r) {
+        gather.emplace_back([&, r] {
+            uint32_t mine = 100 + r;
+            std::vector<uint32_t> all(size);
+            EXPECT_EQ(UCS_OK, tc_bootstrap_allgather(boots[r].get(), &mine, sizeof(mine),
+                                                     all.data()));
+            for (int i = 0; i < size; ++i) {
+                EXPECT_EQ(100u + i, all[i]);
+            }
+        });
+    }
+    for (auto &t : gather) {
+        t.join();
+    }
+    return ok;
+}
+
+double slowest(const std::vector<double> &took)
+{
+    return *std::max_element(took.begin(), took.end());
+}
+
+} // namespace
+
+/* 2,000 connections from eight loopback addresses, silent or with a few
+ * bytes of garbage, are open at the root, and more keep coming, while a
+ * job of four ranks starts: every rank gets through, within 1 s of the time
+ * the same job takes alone, and the refusals are a few log lines, counted. */
+TEST(job_key, a_flood_of_2000_connections_does_not_hold_off_the_ranks)
+{
+    scoped_env k("UCX_TC_JOB_KEY", kKey);
+    constexpr int kSize = 4;
+    std::vector<double> alone, flooded;
+    {
+        int fd = -1;
+        ASSERT_EQ(UCS_OK, tc_sock_listen("127.0.0.1:0", 1, &fd));
+        unique_fd lfd(fd);
+        ASSERT_TRUE(start_job(lfd.get(), tc_sock_local_port(lfd.get()), kSize, alone));
+    }
+
+    int fd = -1;
+    ASSERT_EQ(UCS_OK, tc_sock_listen("127.0.0.1:0", 1, &fd));
+    unique_fd lfd(fd);
+    const int port = tc_sock_local_port(lfd.get());
+    tc_test::scoped_log_expect logs;
+    tc_test::flood f(port, sizeof(tc_boot_tcp_hello_t) - 1);
+    /* the backlog takes the first ones before the root listens */
+    f.open(2000);
+    ASSERT_GE(f.open_count(), 1900u);
+    f.start_churn();
+    const bool ok = start_job(lfd.get(), port, kSize, flooded);
+    f.stop_churn();
+    ASSERT_TRUE(ok);
+
+    std::printf("bootstrap of %d ranks: %.3f s alone, %.3f s with %zu connections open and "
+                "%ld more during it\n", kSize, slowest(alone), slowest(flooded), f.open_count(),
+                f.churned());
+    EXPECT_LT(slowest(flooded), slowest(alone) + 1.0) << "the ranks waited behind the flood";
+    size_t lines = 0;
+    for (const auto &m : logs.messages()) {
+        lines += m.find("bootstrap root: refused") != std::string::npos;
+    }
+    std::printf("refusal log lines: %zu\n", lines);
+    EXPECT_LE(lines, 12u) << "one line per reason per interval, not per connection";
+    EXPECT_GE(lines, 1u);
 }
