@@ -10,10 +10,38 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace tc::membership {
 
 using sst::put_purpose;
+
+/* The handshakes on the join port: closed when the last view lets go. */
+struct join_sponsor::gate {
+    tc_sock_gate_t g{};
+    bool           live = false;
+    gate()                        = default;
+    gate(const gate &)            = delete;
+    gate &operator=(const gate &) = delete;
+    ~gate()
+    {
+        if (live) {
+            tc_sock_gate_cleanup(&g);
+        }
+    }
+};
+
+namespace {
+
+/* One send on a socket whose buffer takes it (a fresh one, or one that
+ * sent us a single request): a peer that does not read loses only its own
+ * answer, and never holds us. */
+void send_once(int fd, std::span<const std::byte> bytes)
+{
+    (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+} // namespace
 
 join_sponsor::join_sponsor(group_context &ctx) : ctx_(ctx)
 {
@@ -36,8 +64,16 @@ ucs_status_t join_sponsor::listen()
     if (status != UCS_OK) {
         return status; /* logged, with the port */
     }
+    auto g = std::make_shared<gate>();
+    status = tc_sock_gate_init(&g->g, "group join", listener->get(), 0, 0, sizeof(join::request),
+                               kRequestTimeoutS, &join_sponsor::challenge, nullptr);
+    if (status != UCS_OK) {
+        return status; /* logged */
+    }
+    g->live = true;
     key_      = std::move(key);
     listener_ = std::move(listener);
+    gate_     = std::move(g);
     return UCS_OK;
 }
 
@@ -50,16 +86,6 @@ bool join_sponsor::serving() const
 const char *join_sponsor::refusal(const join::request &r)
 {
     const join::request ours = join::request_for(ctx_.params);
-    if (r.magic != join::kRequestMagic) {
-        return "not a join request (bad magic)";
-    }
-    /* before anything else is compared or answered */
-    if (!tc_job_key_verify(key_.get(), TC_JOB_KEY_SERVICE_JOIN, nonce_, r.proof)) {
-        return "the joiner did not prove the job key (UCX_TC_JOB_KEY)";
-    }
-    if (r.version != join::kVersion) {
-        return "unsupported join protocol version";
-    }
     if (r.max_payload != ours.max_payload || r.window != ours.window || r.mode != ours.mode ||
         r.rdmc_max_message != ours.rdmc_max_message || r.rdmc_block != ours.rdmc_block ||
         r.smc_batched != ours.smc_batched) {
@@ -84,21 +110,79 @@ const char *join_sponsor::refusal(const join::request &r)
     return nullptr;
 }
 
-void join_sponsor::answer_refusal(const join::socket_fd &s, const char *why, ucs_status_t status)
+ucs_status_t join_sponsor::challenge(tc_sock_gate_conn_t *conn, void *)
 {
-    const join::reply r = join::refusal_reply(status, why);
-    /* a fresh socket's buffer takes it at once; a joiner that does not
-     * read it loses only its own answer */
-    (void)join::write_all(s, &r, sizeof(r), 0.1);
+    join::challenge c{join::kChallengeMagic, join::kVersion, {}};
+    ucs_status_t status = tc_job_key_challenge(conn->nonce);
+    if (status != UCS_OK) {
+        return status;
+    }
+    std::copy(conn->nonce, conn->nonce + TC_JOB_KEY_NONCE_LEN, c.nonce);
+    /* a fresh socket's buffer takes it at once */
+    return ::send(conn->fd, &c, sizeof(c), MSG_NOSIGNAL | MSG_DONTWAIT) ==
+                           static_cast<ssize_t>(sizeof(c)) ? UCS_OK : UCS_ERR_IO_ERROR;
+}
+
+void join_sponsor::answer_refusal(int fd, const uint8_t *nonce, const uint8_t *endpoints,
+                                  const join::request &req, const char *why,
+                                  ucs_status_t status)
+{
+    const std::vector<std::byte> body = join::reply_bytes(join::refusal_reply(status, why));
+    send_once(fd, join::seal_reply(*key_, nonce, endpoints, req, body));
     ctx_.count(&group_stats::join_rejects);
 }
 
-void join_sponsor::refuse(const char *why, ucs_status_t status)
+tc_sock_gate_verdict_t join_sponsor::on_request(tc_sock_gate_conn_t *conn, void *arg,
+                                                const char **reason_p)
 {
-    answer_refusal(joiner_, why, status);
-    ucs_warn("group: epoch %ld: join request refused: %s", static_cast<long>(ctx_.epoch()), why);
-    joiner_.reset();
-    rendezvous_.reset();
+    auto *self = static_cast<join_sponsor*>(arg);
+    uint8_t endpoints[TC_SOCK_ENDPOINTS_LEN];
+    join::request req{};
+    const auto wire = std::as_bytes(std::span(conn->msg, sizeof(join::request)));
+    if (tc_sock_endpoints(conn->fd, 1, endpoints) != UCS_OK) {
+        *reason_p = "its connection has no address";
+        return TC_SOCK_GATE_REFUSED;
+    }
+    /* before anything else is compared or answered */
+    if (const char *why = join::check_request(*self->key_, conn->nonce, endpoints, wire, req)) {
+        /* it hears that it was refused (it cannot believe us, nor learn
+         * anything of the group) */
+        join::request as_sent{};
+        std::memcpy(&as_sent, wire.data(), sizeof(as_sent));
+        self->answer_refusal(conn->fd, conn->nonce, endpoints, as_sent, why,
+                             UCS_ERR_INVALID_PARAM);
+        *reason_p = why;
+        return TC_SOCK_GATE_REFUSED;
+    }
+    ucs_status_t status = UCS_ERR_INVALID_PARAM;
+    const char *why     = self->refusal(req);
+    if (why == nullptr && self->joiner_.s.valid()) {
+        why    = "another joiner is being sponsored here; ask again";
+        status = UCS_ERR_BUSY;
+    }
+    uint16_t port = 0;
+    if (why == nullptr && join::listen_on(*self->key_, 0, self->rendezvous_, &port) != UCS_OK) {
+        why    = "no rendezvous port";
+        status = UCS_ERR_IO_ERROR;
+    }
+    if (why != nullptr) {
+        self->answer_refusal(conn->fd, conn->nonce, endpoints, req, why, status);
+        *reason_p = why;
+        return TC_SOCK_GATE_REFUSED;
+    }
+
+    held_joiner &j = self->joiner_;
+    j.s.reset(conn->fd);
+    std::copy(conn->nonce, conn->nonce + TC_JOB_KEY_NONCE_LEN, j.nonce);
+    std::copy(std::begin(endpoints), std::end(endpoints), j.endpoints);
+    j.request = req;
+    /* where the new view meets: our address as the joiner sees it */
+    in_addr a{};
+    inet_pton(AF_INET, join::local_address(j.s).c_str(), &a);
+    self->rendezvous_addr_ = (static_cast<int64_t>(ntohl(a.s_addr)) << 16) | port;
+    ucs_diag("group: epoch %ld: %s asks to enter; sponsoring it",
+             static_cast<long>(self->ctx_.epoch()), conn->name);
+    return TC_SOCK_GATE_TAKEN;
 }
 
 void join_sponsor::turn_away(const char *why)
@@ -107,24 +191,38 @@ void join_sponsor::turn_away(const char *why)
         return;
     }
     int turned_away = 0;
-    if (joiner_.valid()) {
-        answer_refusal(joiner_, why, UCS_ERR_CANCELED);
+    if (joiner_.s.valid()) {
+        answer_refusal(joiner_.s.get(), joiner_.nonce, joiner_.endpoints, joiner_.request, why,
+                       UCS_ERR_CANCELED);
         ++turned_away;
     }
-    /* the backlog: connections the kernel accepted while we did not serve;
-     * at most a listen queue's worth, so that a client connecting without
-     * pause cannot hold our close */
+    /* those in handshake and in the backlog never sent us a request we
+     * could answer with a proof: a last word they cannot believe, but read */
+    const std::vector<std::byte> last =
+            join::unsealed_reply(join::reply_bytes(join::refusal_reply(UCS_ERR_CANCELED, why)));
+    struct word {
+        const std::vector<std::byte> &bytes;
+        int                          &count;
+    } told{last, turned_away};
+    tc_sock_gate_for_each(&gate_->g, [](tc_sock_gate_conn_t *conn, void *arg) {
+        auto *t = static_cast<word*>(arg);
+        send_once(conn->fd, t->bytes);
+        ++t->count;
+    }, &told);
+    /* the backlog: at most a listen queue's worth, so that a client
+     * connecting without pause cannot hold our close */
     for (join::socket_fd s = join::accept_pending(*listener_);
          s.valid() && turned_away <= SOMAXCONN; s = join::accept_pending(*listener_)) {
-        answer_refusal(s, why, UCS_ERR_CANCELED);
+        send_once(s.get(), last);
         ++turned_away;
     }
     if (turned_away > 0) {
         ucs_diag("group: epoch %ld: turned away %d waiting joiner(s): %s",
                  static_cast<long>(ctx_.epoch()), turned_away, why);
     }
-    joiner_.reset();
+    joiner_ = held_joiner{};
     rendezvous_.reset();
+    gate_.reset();
     listener_.reset();
 }
 
@@ -132,7 +230,7 @@ void join_sponsor::withdraw()
 {
     ucs_warn("group: epoch %ld: the joiner left before it was admitted",
              static_cast<long>(ctx_.epoch()));
-    joiner_.reset();
+    joiner_ = held_joiner{};
     rendezvous_.reset();
     ctx_.set(ctx_.cols.join_req, 0);
     ctx_.fail_on(ctx_.push(ctx_.cols.join_req, ctx_.cols.rdv_addr, put_purpose::other));
@@ -145,58 +243,13 @@ unsigned join_sponsor::serve()
         return 0;
     }
     served_s_ = now;
-    if (!joiner_.valid()) {
-        joiner_ = join::accept_pending(*listener_);
-        if (!joiner_.valid()) {
-            return 0;
-        }
-        joiner_since_s_ = now_s();
-        checked_        = false;
-        join::challenge c{join::kChallengeMagic, join::kVersion, {}};
-        if (tc_job_key_challenge(nonce_) != UCS_OK) {
-            joiner_.reset();
-            return 1;
-        }
-        std::copy(std::begin(nonce_), std::end(nonce_), c.nonce);
-        /* a fresh socket's buffer takes it at once */
-        if (join::write_all(joiner_, &c, sizeof(c), 0.1) != UCS_OK) {
-            joiner_.reset();
-        }
-        return 1;
+    /* every handshake in progress moves on; one that completes may become
+     * the joiner we sponsor */
+    unsigned work = tc_sock_gate_progress(&gate_->g, 0, &join_sponsor::on_request, this) > 0;
+    if (!joiner_.s.valid()) {
+        return work;
     }
-    if (!checked_) {
-        join::request req;
-        const int got = join::try_read(joiner_, &req, sizeof(req));
-        if (got < 0) {
-            refuse("the joiner closed the connection before a complete request",
-                   UCS_ERR_CONNECTION_RESET);
-            return 1;
-        }
-        if (got == 0) {
-            if (now_s() - joiner_since_s_ > kRequestTimeoutS) {
-                refuse("no complete join request within 2 s", UCS_ERR_TIMED_OUT);
-                return 1;
-            }
-            return 0;
-        }
-        if (const char *why = refusal(req)) {
-            refuse(why, UCS_ERR_INVALID_PARAM);
-            return 1;
-        }
-        /* where the new view meets: our address as the joiner sees it */
-        uint16_t port = 0;
-        if (join::listen_on(*key_, 0, rendezvous_, &port) != UCS_OK) {
-            refuse("no rendezvous port", UCS_ERR_IO_ERROR);
-            return 1;
-        }
-        in_addr a{};
-        inet_pton(AF_INET, join::local_address(joiner_).c_str(), &a);
-        rendezvous_addr_ = (static_cast<int64_t>(ntohl(a.s_addr)) << 16) | port;
-        checked_         = true;
-        ucs_diag("group: epoch %ld: a joiner asks to enter; sponsoring it",
-                 static_cast<long>(ctx_.epoch()));
-    }
-    if (join::peer_gone(joiner_)) {
+    if (join::peer_gone(joiner_.s)) {
         withdraw();
         return 1;
     }
@@ -207,7 +260,7 @@ unsigned join_sponsor::serve()
         ctx_.fail_on(ctx_.push(ctx_.cols.join_req, ctx_.cols.rdv_addr, put_purpose::other));
         return 1;
     }
-    return 0;
+    return work;
 }
 
 ucs_status_t join_sponsor::meet(int sponsor, const view &next, tc_bootstrap_h &boot,
@@ -239,8 +292,11 @@ ucs_status_t join_sponsor::meet(int sponsor, const view &next, tc_bootstrap_h &b
         admit.members         = next.members;
         admit.senders         = next.senders;
         admit.rendezvous      = ids;
-        const std::vector<std::byte> wire = join::encode_admission(admit);
-        status = join::write_all(joiner_, wire.data(), wire.size(), ctx_.settings.boot_timeout_s);
+        const std::vector<std::byte> wire =
+                join::seal_reply(*key_, joiner_.nonce, joiner_.endpoints, joiner_.request,
+                                 join::encode_admission(admit));
+        status = join::write_all(joiner_.s, wire.data(), wire.size(),
+                                 ctx_.settings.boot_timeout_s);
     }
     const int my_rank = static_cast<int>(std::find(ids.begin(), ids.end(), ctx_.node.rank()) -
                                          ids.begin());
@@ -250,7 +306,7 @@ ucs_status_t join_sponsor::meet(int sponsor, const view &next, tc_bootstrap_h &b
                                          ctx_.settings.boot_timeout_s, &boot);
     }
     if (sponsoring) {
-        joiner_.reset();
+        joiner_ = held_joiner{};
         rendezvous_.reset();
     }
     return status;
@@ -261,12 +317,10 @@ void join_sponsor::hand_over(join_sponsor &next, int max_id)
     next.max_id_          = max_id;
     next.key_             = key_;
     next.listener_        = listener_;
-    std::copy(std::begin(nonce_), std::end(nonce_), next.nonce_);
+    next.gate_            = gate_;
     next.joiner_          = std::move(joiner_);
     next.rendezvous_      = std::move(rendezvous_);
     next.rendezvous_addr_ = rendezvous_addr_;
-    next.checked_         = checked_;
-    next.joiner_since_s_  = joiner_since_s_;
 }
 
 } // namespace tc::membership

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -99,6 +100,170 @@ reply refusal_reply(ucs_status_t status, const char *why)
     r.status  = status;
     std::snprintf(r.reason, sizeof(r.reason), "%s", why);
     return r;
+}
+
+namespace {
+
+/* the joiner's proof: the request up to its proof */
+tc_job_key_transcript_t joiner_transcript(const uint8_t *sponsor_nonce, const uint8_t *endpoints,
+                                          const request &r)
+{
+    tc_job_key_transcript_t t{};
+    t.role          = TC_JOB_KEY_ROLE_JOINER;
+    t.service       = TC_JOB_KEY_SERVICE_JOIN;
+    t.server_nonce  = sponsor_nonce;
+    t.client_nonce  = r.nonce;
+    t.endpoints     = endpoints;
+    t.endpoints_len = TC_SOCK_ENDPOINTS_LEN;
+    t.nparts        = 1;
+    t.parts[0]      = &r;
+    t.part_lens[0]  = offsetof(request, proof);
+    return t;
+}
+
+/* the sponsor's proof: the whole request, the frame up to its proof, the body */
+tc_job_key_transcript_t sponsor_transcript(const uint8_t *sponsor_nonce, const uint8_t *endpoints,
+                                           const request &r, const reply_frame &f,
+                                           std::span<const std::byte> body)
+{
+    tc_job_key_transcript_t t{};
+    t.role          = TC_JOB_KEY_ROLE_SPONSOR;
+    t.service       = TC_JOB_KEY_SERVICE_JOIN;
+    t.server_nonce  = sponsor_nonce;
+    t.client_nonce  = r.nonce;
+    t.endpoints     = endpoints;
+    t.endpoints_len = TC_SOCK_ENDPOINTS_LEN;
+    t.nparts        = 3;
+    t.parts[0]      = &r;
+    t.part_lens[0]  = sizeof(r);
+    t.parts[1]      = &f;
+    t.part_lens[1]  = offsetof(reply_frame, proof);
+    t.parts[2]      = body.data();
+    t.part_lens[2]  = body.size();
+    return t;
+}
+
+reply_frame frame_for(std::span<const std::byte> body)
+{
+    reply_frame f{};
+    f.magic   = kReplyMagic;
+    f.version = kVersion;
+    f.length  = static_cast<uint32_t>(body.size());
+    return f;
+}
+
+std::vector<std::byte> frame_bytes(const reply_frame &f, std::span<const std::byte> body)
+{
+    std::vector<std::byte> out(sizeof(f) + body.size());
+    std::memcpy(out.data(), &f, sizeof(f));
+    if (!body.empty()) {
+        std::memcpy(out.data() + sizeof(f), body.data(), body.size());
+    }
+    return out;
+}
+
+} // namespace
+
+void prove_request(const tc_job_key_t &key, const uint8_t *sponsor_nonce,
+                   const uint8_t *endpoints, request &r)
+{
+    const tc_job_key_transcript_t t = joiner_transcript(sponsor_nonce, endpoints, r);
+    tc_job_key_prove(&key, &t, r.proof);
+}
+
+const char *check_request(const tc_job_key_t &key, const uint8_t *sponsor_nonce,
+                          const uint8_t *endpoints, std::span<const std::byte> wire,
+                          request &out)
+{
+    request r;
+    if (wire.size() != sizeof(r)) {
+        return "not a join request (wrong length)";
+    }
+    std::memcpy(&r, wire.data(), sizeof(r));   /* read once, into our copy */
+    if (r.magic != kRequestMagic) {
+        return "not a join request (bad magic)";
+    }
+    if (r.version != kVersion) {
+        return "unsupported join protocol version";
+    }
+    const tc_job_key_transcript_t t = joiner_transcript(sponsor_nonce, endpoints, r);
+    if (!tc_job_key_verify(&key, &t, r.proof)) {
+        return "the joiner did not prove the job key (UCX_TC_JOB_KEY), or a relay or NAT is "
+               "between us";
+    }
+    out = r;
+    return nullptr;
+}
+
+std::vector<std::byte> seal_reply(const tc_job_key_t &key, const uint8_t *sponsor_nonce,
+                                  const uint8_t *endpoints, const request &req,
+                                  std::span<const std::byte> body)
+{
+    reply_frame f                   = frame_for(body);
+    const tc_job_key_transcript_t t = sponsor_transcript(sponsor_nonce, endpoints, req, f, body);
+    tc_job_key_prove(&key, &t, f.proof);
+    return frame_bytes(f, body);
+}
+
+std::vector<std::byte> unsealed_reply(std::span<const std::byte> body)
+{
+    return frame_bytes(frame_for(body), body);
+}
+
+const char *frame_length(const reply_frame &f, unsigned max_members, size_t &len)
+{
+    if (f.magic != kReplyMagic || f.version != kVersion) {
+        return "not a join reply of this protocol version";
+    }
+    /* three lists of at most max_members ids each */
+    const size_t longest = sizeof(reply) + 3 * sizeof(int32_t) * static_cast<size_t>(max_members);
+    if (f.length < sizeof(reply) || f.length > longest) {
+        return "a reply length out of range";
+    }
+    len = f.length;
+    return nullptr;
+}
+
+const char *open_reply(const tc_job_key_t &key, const uint8_t *sponsor_nonce,
+                       const uint8_t *endpoints, const request &req, const reply_frame &f,
+                       std::span<const std::byte> body)
+{
+    if (body.size() != f.length) {
+        return "a reply of another length than its frame says";
+    }
+    const tc_job_key_transcript_t t = sponsor_transcript(sponsor_nonce, endpoints, req, f, body);
+    if (!tc_job_key_verify(&key, &t, f.proof)) {
+        return "the reply does not prove the job key (UCX_TC_JOB_KEY): not the group's "
+               "sponsor, or a relay or NAT is between us";
+    }
+    return nullptr;
+}
+
+const char *decode_reply_header(std::span<const std::byte> body, reply &h)
+{
+    if (body.size() < sizeof(h)) {
+        return "truncated header";
+    }
+    std::memcpy(&h, body.data(), sizeof(h));
+    if (h.magic != kReplyMagic || h.version != kVersion) {
+        return "not a join reply of this protocol version";
+    }
+    if (h.status != UCS_OK) {
+        if (body.size() != sizeof(h)) {
+            return "a refusal with bytes past its header";
+        }
+        if (std::memchr(h.reason, '\0', sizeof(h.reason)) == nullptr) {
+            return "a refusal whose reason does not end";
+        }
+    }
+    return nullptr;
+}
+
+std::vector<std::byte> reply_bytes(const reply &r)
+{
+    std::vector<std::byte> out(sizeof(r));
+    std::memcpy(out.data(), &r, sizeof(r));
+    return out;
 }
 
 const char *list_bytes(const reply &h, unsigned max_members, size_t &bytes)

@@ -2,7 +2,9 @@
 #
 # Build contrib/examples/{mpi,shmem}_multicast.c with Open MPI's mpicc and
 # oshcc against this build tree, and run each with 3 ranks: a twochains group
-# living beside MPI / OpenSHMEM in one process, over the same UCX.
+# living beside MPI / OpenSHMEM in one process, over the same UCX. Then the
+# OpenSHMEM bootstrap with one PE out of memory (test/examples/
+# shmem_alloc_fail.c): every PE fails that collective together.
 # Exit 77 (Automake: SKIP) with the reason when Open MPI is not installed.
 #
 set -euo pipefail
@@ -25,6 +27,7 @@ flags=(-I"$TC_SRCDIR/ucx_ext/api" -I"$TC_BUILDDIR/ucx_ext/api" -I"$TC_SRCDIR/src
        -ltwochains_group -ltwochains -lucp -lucs)
 mpicc -Wall -Werror "$TC_SRCDIR/contrib/examples/mpi_multicast.c" -o "$work/mpi_multicast" "${flags[@]}"
 oshcc -Wall -Werror "$TC_SRCDIR/contrib/examples/shmem_multicast.c" -o "$work/shmem_multicast" "${flags[@]}"
+oshcc -Wall -Werror "$TC_SRCDIR/test/examples/shmem_alloc_fail.c" -o "$work/shmem_alloc_fail" "${flags[@]}"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Open MPI 4.1's UCX components only pick devices they know (mlx*) unless
@@ -39,3 +42,8 @@ grep -q "mpi_multicast: 3 ranks delivered 3000 messages each, identical order" <
 out=$(timeout 120 oshrun "${ompi[@]}" "$work/shmem_multicast" 2>&1) || { echo "$out"; exit 1; }
 echo "$out"
 grep -q "shmem_multicast: 3 PEs delivered 3000 messages each, identical order" <<<"$out"
+
+# one PE out of memory in an allgatherv: all fail it together, none hangs
+out=$(timeout 60 oshrun "${ompi[@]}" "$work/shmem_alloc_fail" 2>&1) || { echo "$out"; exit 1; }
+echo "$out"
+[ "$(grep -c "shmem_alloc_fail: PE [0-9] ok" <<<"$out")" = 3 ]

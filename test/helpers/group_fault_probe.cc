@@ -357,6 +357,7 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &ru);
     std::printf("max rss %ld KiB\n", ru.ru_maxrss);
     std::printf("peer faults %llu\n", static_cast<unsigned long long>(st.peer_faults));
+    std::printf("join rejects %llu\n", static_cast<unsigned long long>(st.join_rejects));
     std::printf("result chain %016llx count %llu views %llu trimmed %llu joins %llu status %s "
                 "sum %llu\n",
                 static_cast<unsigned long long>(chain), static_cast<unsigned long long>(delivered),

@@ -3,11 +3,14 @@
  *
  * TCP rendezvous bootstrap. Rank 0 (the root) listens on "host:port" or on a
  * socket it inherited; every other rank connects to it, hears a fresh
- * challenge, and says hello {magic, version, rank, size, proof}: the proof
- * answers the challenge with the job key (<twochains/job_key.h>), so that
- * only the job's processes take a rank. Without a key the root listens on
- * loopback only. The root checks each hello, and once all
- * ranks are there answers each with a status frame. A collective is a gather
+ * challenge, and says hello {magic, version, rank, size, nonce, proof}; the
+ * root answers with a verdict and its own proof. Both proofs use the job
+ * key (<twochains/job_key.h>) and cover both nonces, the prover's role, the
+ * connection's endpoints and the messages' bytes, so that only the job's
+ * processes take a rank, and a member believes only the job's root.
+ * Without a key the root listens on loopback only. The root runs all the
+ * handshakes at once (a gate, <twochains/sock.h>), and once all ranks are
+ * there answers each with a status frame. A collective is a gather
  * to the root and a reply from it: {status, lens[size], concatenation}. The
  * wire format is in bootstrap_int.h.
  *
@@ -18,8 +21,10 @@
  *    returns within the bootstrap timeout, plus at most TC_BOOT_TCP_LINGER_S
  *    spent telling the others about a failure;
  *  - a connection that does not prove the job key, or says no complete
- *    hello within TC_BOOT_TCP_HELLO_TIMEOUT_S, is dropped, logged once and
- *    counted; it cannot fail the bootstrap, and learns nothing;
+ *    hello within TC_BOOT_TCP_HELLO_TIMEOUT_S, is dropped, counted and
+ *    logged (one line per reason per interval); it cannot fail the
+ *    bootstrap, and learns nothing; any number of them keeps no member
+ *    waiting beyond its own round trips (the gate's bounds);
  *  - no length from the wire is trusted beyond TC_BOOT_TCP_MAX_LEN per rank
  *    and TC_BOOT_TCP_MAX_TOTAL in all before anything is allocated;
  *  - once a step fails the handle is failed for good (status != UCS_OK): the

@@ -1,14 +1,21 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * TCP bootstrap connection setup. The root accepts connections, sends each
- * a fresh challenge, and believes a hello only with the job key's answer
- * (<twochains/job_key.h>); then it checks magic, version, size and rank.
- * A member connects, answers the challenge and says hello.
+ * TCP bootstrap connection setup. The root runs every member's handshake at
+ * once through a gate (<twochains/sock.h>: bounded per address and in all,
+ * the oldest dropped first): it sends each connection a fresh challenge,
+ * believes a hello only with the job key's proof (<twochains/job_key.h>),
+ * then checks size and rank, and answers with its own proof. A member
+ * connects, answers the challenge with its own nonce and proof, and
+ * believes the root's verdict only with the root's proof. The messages and
+ * their checks are in boot_tcp_wire.c.
  *
- * Invariants (with those of boot_tcp.c): a stranger, a garbled or late
- * hello is dropped and logged, never fatal for the bootstrap; a fatal
- * mismatch among real members is told to everyone it concerns.
+ * Invariants (with those of boot_tcp.c): a stranger, a garbled, late or
+ * relayed hello is dropped, counted and logged (one line per reason per
+ * interval), never fatal for the bootstrap, and hears nothing; a fatal
+ * mismatch among real members is told to everyone it concerns; a member
+ * dropped before the root's verdict (a flood pushed it out) connects again
+ * until its deadline.
  */
 #ifndef _GNU_SOURCE
 #  define _GNU_SOURCE          /* accept4 */
@@ -25,104 +32,109 @@
 #include <ucs/debug/log_def.h>
 #include <ucs/sys/math.h>
 #include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-/* A connection that has not said hello yet. */
-typedef struct tc_boot_tcp_pending {
-    int                 fd;
-    double              since;
-    uint8_t             nonce[TC_JOB_KEY_NONCE_LEN];
-    tc_boot_tcp_hello_t hello;
-    tc_sock_rx_t        rx;
-    char                name[TC_BOOT_TCP_NAME_MAX];
-} tc_boot_tcp_pending_t;
+/* Connect again after this, doubling up to the max, when the root dropped
+ * our connection before its verdict. */
+#define TC_BOOT_TCP_RETRY_MIN_S 0.01
+#define TC_BOOT_TCP_RETRY_MAX_S 0.25
+
+/* The root's accepting: what its gate callbacks share. */
+typedef struct tc_boot_tcp_accept {
+    tc_boot_tcp_t *tcp;
+    int           connected;
+    int           offender;         /* a member that fails the job, or -1 */
+    ucs_status_t  status;
+    char          reason[TC_BOOT_TCP_MAX_REASON];
+} tc_boot_tcp_accept_t;
 
 /* Send a new connection its challenge. The socket is fresh, so its buffer
  * takes the frame at once; one that cannot is not worth waiting for. */
-static ucs_status_t tc_boot_tcp_root_challenge(tc_boot_tcp_pending_t *p)
+static ucs_status_t tc_boot_tcp_root_challenge(tc_sock_gate_conn_t *conn, void *arg)
 {
     tc_boot_tcp_challenge_t challenge;
     ucs_status_t status;
     int err = 0;
 
+    (void)arg;
     memset(&challenge, 0, sizeof(challenge));
     challenge.magic   = htonl(TC_BOOT_TCP_CHALLENGE);
     challenge.version = htons(TC_BOOT_TCP_VERSION);
-    status = tc_job_key_challenge(p->nonce);
+    status = tc_job_key_challenge(conn->nonce);
     if (status != UCS_OK) {
         return status;
     }
-    memcpy(challenge.nonce, p->nonce, sizeof(challenge.nonce));
-    status = tc_sock_send(p->fd, &challenge, sizeof(challenge), tc_sock_now() + 0.1, &err);
-    if (status != UCS_OK) {
-        ucs_debug("bootstrap root: cannot challenge %s: %s", p->name,
-                  tc_sock_io_str(status, err));
-    }
-    return status;
+    memcpy(challenge.nonce, conn->nonce, sizeof(challenge.nonce));
+    return tc_sock_send(conn->fd, &challenge, sizeof(challenge), tc_sock_now(), &err);
+}
+
+/* The root's verdict on a proven hello, with its proof. */
+static ucs_status_t tc_boot_tcp_root_answer(tc_boot_tcp_t *tcp, tc_sock_gate_conn_t *conn,
+                                            const uint8_t *endpoints, ucs_status_t verdict,
+                                            const char *reason)
+{
+    char frame[sizeof(tc_boot_tcp_verdict_t) + TC_BOOT_TCP_MAX_REASON];
+    tc_boot_tcp_verdict_t v;
+    size_t reason_len;
+    int err = 0;
+
+    tc_boot_tcp_verdict_make(&tcp->key, conn->nonce, endpoints,
+                             (const tc_boot_tcp_hello_t*)conn->msg, verdict, reason, &v);
+    reason_len = ntohl(v.reason_len);
+    memcpy(frame, &v, sizeof(v));
+    memcpy(frame + sizeof(v), reason, reason_len);
+    return tc_sock_send(conn->fd, frame, sizeof(v) + reason_len, tc_sock_now() + 0.1, &err);
 }
 
 /*
- * Check a complete hello. UCS_OK: @a p becomes rank *rank_p. UCS_ERR_NO_ELEM:
- * not a bootstrap peer, drop the connection and carry on. Anything else is
- * fatal for the whole bootstrap; @a reason says why.
+ * A complete hello. Taken: it becomes its rank. Refused: not a bootstrap
+ * peer (no proof of the key), dropped while we carry on. Stop: a member
+ * with the key fails the whole job (its size or rank), a->reason says why.
  */
-static ucs_status_t tc_boot_tcp_root_check_hello(tc_boot_tcp_t *tcp,
-                                                 tc_boot_tcp_pending_t *p,
-                                                 char *reason, size_t max,
-                                                 int *rank_p)
+static tc_sock_gate_verdict_t tc_boot_tcp_root_hello(tc_sock_gate_conn_t *conn, void *arg,
+                                                    const char **reason_p)
 {
-    uint32_t magic   = ntohl(p->hello.magic);
-    uint16_t version = ntohs(p->hello.version);
-    int32_t rank     = (int32_t)ntohl((uint32_t)p->hello.rank);
-    int32_t size     = (int32_t)ntohl((uint32_t)p->hello.size);
+    tc_boot_tcp_accept_t *a = arg;
+    tc_boot_tcp_t *tcp      = a->tcp;
+    uint8_t endpoints[TC_SOCK_ENDPOINTS_LEN];
+    tc_boot_tcp_hello_info_t h;
     char other[TC_BOOT_TCP_NAME_MAX];
 
-    if (magic != TC_BOOT_TCP_MAGIC) {
-        ucs_error("bootstrap root: rejected connection from %s: not a "
-                  "bootstrap hello (magic 0x%08x, expected 0x%08x)", p->name,
-                  magic, TC_BOOT_TCP_MAGIC);
-        return UCS_ERR_NO_ELEM;
+    if (tc_sock_endpoints(conn->fd, 1, endpoints) != UCS_OK) {
+        *reason_p = "its connection has no address";
+        return TC_SOCK_GATE_REFUSED;
     }
     /* before anything it says is believed: a stranger cannot fail us */
-    if (!tc_job_key_verify(&tcp->key, TC_JOB_KEY_SERVICE_BOOTSTRAP, p->nonce,
-                           p->hello.proof)) {
-        ucs_error("bootstrap root: refused connection from %s: it did not prove "
-                  "the job key (UCX_TC_JOB_KEY)", p->name);
-        return UCS_ERR_NO_ELEM;
+    if (tc_boot_tcp_hello_check(&tcp->key, conn->nonce, endpoints, conn->msg,
+                                sizeof(tc_boot_tcp_hello_t), &h, reason_p) != UCS_OK) {
+        return TC_SOCK_GATE_REFUSED;
     }
-    if (version != TC_BOOT_TCP_VERSION) {
-        snprintf(reason, max, "rank %d at %s speaks bootstrap protocol %u, "
-                 "the root speaks %u", rank, p->name, version,
-                 TC_BOOT_TCP_VERSION);
-        return UCS_ERR_UNSUPPORTED;
+    a->status = tc_boot_tcp_hello_judge(&h, tcp->size, a->reason, sizeof(a->reason));
+    if ((a->status == UCS_OK) && (tcp->fds[h.rank] >= 0)) {
+        tc_sock_peer_name(tcp->fds[h.rank], other, sizeof(other));
+        snprintf(a->reason, sizeof(a->reason), "duplicate rank %d: announced by %s and by %s",
+                 h.rank, other, conn->name);
+        a->status = UCS_ERR_ALREADY_EXISTS;
     }
-    if (size != tcp->size) {
-        snprintf(reason, max, "size mismatch: rank %d at %s announced size "
-                 "%d, the root has size %d", rank, p->name, size, tcp->size);
-        return UCS_ERR_INVALID_PARAM;
+    if (a->status != UCS_OK) {
+        /* a member with the key: it hears why, and so will everyone */
+        (void)tc_boot_tcp_root_answer(tcp, conn, endpoints, a->status, a->reason);
+        a->offender = conn->fd;
+        return TC_SOCK_GATE_STOP;
     }
-    if ((rank <= 0) || (rank >= tcp->size)) {
-        snprintf(reason, max, "%s announced rank %d, which is out of range "
-                 "[1, %d)", p->name, rank, tcp->size);
-        return UCS_ERR_INVALID_PARAM;
+    if (tc_boot_tcp_root_answer(tcp, conn, endpoints, UCS_OK, "") != UCS_OK) {
+        *reason_p = "it did not take the root's verdict";
+        return TC_SOCK_GATE_REFUSED;
     }
-    if (tcp->fds[rank] >= 0) {
-        tc_sock_peer_name(tcp->fds[rank], other, sizeof(other));
-        snprintf(reason, max, "duplicate rank %d: announced by %s and by %s",
-                 rank, other, p->name);
-        return UCS_ERR_ALREADY_EXISTS;
-    }
-
-    *rank_p = rank;
-    return UCS_OK;
+    ucs_debug("bootstrap root: rank %d is %s", h.rank, conn->name);
+    tcp->fds[h.rank]  = conn->fd;
+    tcp->done[h.rank] = 1;
+    ++a->connected;
+    return TC_SOCK_GATE_TAKEN;
 }
 
 void tc_boot_tcp_missing_ranks(tc_boot_tcp_t *tcp, const int *done,
@@ -143,169 +155,57 @@ void tc_boot_tcp_missing_ranks(tc_boot_tcp_t *tcp, const int *done,
 static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,
                                                 int listen_fd, double deadline)
 {
-    tc_boot_tcp_pending_t pending[TC_BOOT_TCP_MAX_PENDING];
-    struct pollfd *pfds  = tcp->pfds;
-    int *connected_flags = tcp->done;
-    char reason[TC_BOOT_TCP_MAX_REASON], missing[128];
-    int npending = 0, connected = 0, offender = -1, nextra, i, fd, rank, err;
-    int extra[TC_BOOT_TCP_MAX_EXTRA], nfds, ret;
+    tc_boot_tcp_accept_t a = {.tcp = tcp, .offender = -1, .status = UCS_OK};
+    char missing[128];
+    tc_sock_gate_t gate;
     ucs_status_t status;
+    int rank, err;
 
-    memset(connected_flags, 0, tcp->size * sizeof(*connected_flags));
+    memset(tcp->done, 0, tcp->size * sizeof(*tcp->done));
+    status = tc_sock_gate_init(&gate, "bootstrap root", listen_fd, 0, 0,
+                               sizeof(tc_boot_tcp_hello_t), TC_BOOT_TCP_HELLO_TIMEOUT_S,
+                               tc_boot_tcp_root_challenge, NULL);
+    if (status != UCS_OK) {
+        snprintf(a.reason, sizeof(a.reason), "the root cannot accept connections");
+        goto err_fatal;
+    }
 
-    while (connected < tcp->size - 1) {
+    while (a.connected < tcp->size - 1) {
         if (tc_sock_now() >= deadline) {
-            tc_boot_tcp_missing_ranks(tcp, connected_flags, missing,
-                                      sizeof(missing));
-            snprintf(reason, sizeof(reason), "timed out after %.1f s waiting "
+            tc_boot_tcp_missing_ranks(tcp, tcp->done, missing, sizeof(missing));
+            snprintf(a.reason, sizeof(a.reason), "timed out after %.1f s waiting "
                      "for rank(s) %s of %d to connect", tcp->timeout_s,
                      missing, tcp->size);
             status = UCS_ERR_TIMED_OUT;
-            goto err_fatal;
+            goto err_gate;
         }
-
-        /* poll: the listening socket while there is room, and every
-         * connection that has not completed its hello */
-        nfds = 0;
-        if (npending < TC_BOOT_TCP_MAX_PENDING) {
-            pfds[nfds].fd     = listen_fd;
-            pfds[nfds].events = POLLIN;
-            ++nfds;
-        }
-        for (i = 0; i < npending; ++i) {
-            pfds[nfds].fd     = pending[i].fd;
-            pfds[nfds].events = POLLIN;
-            ++nfds;
-        }
-
-        /* wake up to drop connections that said no hello in time */
-        ret = poll(pfds, nfds, npending ? ucs_min(100, tc_sock_poll_ms(deadline)) :
-                                          tc_sock_poll_ms(deadline));
-        if ((ret < 0) && (errno != EINTR)) {
-            snprintf(reason, sizeof(reason), "poll failed: %s",
-                     strerror(errno));
-            status = UCS_ERR_IO_ERROR;
-            goto err_fatal;
-        }
-
-        /* new connections */
-        while (npending < TC_BOOT_TCP_MAX_PENDING) {
-            fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-            if (fd < 0) {
-                if ((errno != EAGAIN) && (errno != EWOULDBLOCK) &&
-                    (errno != EINTR) && (errno != ECONNABORTED)) {
-                    ucs_debug("bootstrap root: accept failed: %s",
-                              strerror(errno));
-                }
-                break;
-            }
-            tc_sock_set_nodelay(fd);
-            memset(&pending[npending], 0, sizeof(pending[npending]));
-            pending[npending].fd     = fd;
-            pending[npending].since  = tc_sock_now();
-            pending[npending].rx.len = sizeof(pending[npending].hello);
-            tc_sock_peer_name(fd, pending[npending].name,
-                                  sizeof(pending[npending].name));
-            ucs_debug("bootstrap root: connection from %s",
-                      pending[npending].name);
-            if (tc_boot_tcp_root_challenge(&pending[npending]) != UCS_OK) {
-                close(fd);
-                continue;
-            }
-            ++npending;
-        }
-
-        /* hellos; iterate backwards so that removing entry i is cheap */
-        for (i = npending - 1; i >= 0; --i) {
-            /* entries move when others leave: point at our own hello */
-            pending[i].rx.buf = &pending[i].hello;
-            err               = 0;
-            status = tc_sock_rx_progress(pending[i].fd, &pending[i].rx,
-                                             &err);
-            if ((status == UCS_INPROGRESS) &&
-                (tc_sock_now() - pending[i].since > TC_BOOT_TCP_HELLO_TIMEOUT_S)) {
-                ucs_error("bootstrap root: dropped connection from %s: no hello "
-                          "within %.0f s", pending[i].name,
-                          TC_BOOT_TCP_HELLO_TIMEOUT_S);
-                close(pending[i].fd);
-                pending[i] = pending[--npending];
-                continue;
-            }
-            if (status == UCS_INPROGRESS) {
-                continue;
-            }
-
-            if (status != UCS_OK) {
-                if (pending[i].rx.got == 0) {
-                    /* a port probe, or a member that gave up */
-                    ucs_debug("bootstrap root: %s hung up before hello: %s",
-                              pending[i].name,
-                              tc_sock_io_str(status, err));
-                } else {
-                    ucs_error("bootstrap root: rejected connection from %s: "
-                              "%zu-byte hello instead of %zu (%s)",
-                              pending[i].name, pending[i].rx.got,
-                              pending[i].rx.len,
-                              tc_sock_io_str(status, err));
-                }
-                close(pending[i].fd);
-            } else {
-                status = tc_boot_tcp_root_check_hello(tcp, &pending[i], reason,
-                                                      sizeof(reason), &rank);
-                if (status == UCS_ERR_NO_ELEM) {
-                    close(pending[i].fd);
-                } else if (status != UCS_OK) {
-                    offender   = pending[i].fd;
-                    pending[i] = pending[--npending];
-                    goto err_fatal;
-                } else {
-                    ucs_debug("bootstrap root: rank %d is %s", rank,
-                              pending[i].name);
-                    tcp->fds[rank]        = pending[i].fd;
-                    connected_flags[rank] = 1;
-                    ++connected;
-                }
-            }
-            pending[i] = pending[--npending];
+        /* wake up at least every 100 ms to drop connections that are late */
+        if (tc_sock_gate_progress(&gate, ucs_min(100, tc_sock_poll_ms(deadline)),
+                                  tc_boot_tcp_root_hello, &a) < 0) {
+            status = a.status;
+            goto err_gate;
         }
     }
+    /* strangers still in handshake are closed: they learn nothing */
+    tc_sock_gate_cleanup(&gate);
 
     /* everyone is here */
     for (rank = 1; rank < tcp->size; ++rank) {
         status = tc_boot_tcp_send_status(tcp->fds[rank], 0, UCS_OK, "",
                                          deadline, &err);
         if (status != UCS_OK) {
-            snprintf(reason, sizeof(reason), "cannot answer rank %d: %s",
+            snprintf(a.reason, sizeof(a.reason), "cannot answer rank %d: %s",
                      rank, tc_sock_io_str(status, err));
             goto err_fatal;
         }
     }
-
-    for (i = 0; i < npending; ++i) {
-        ucs_debug("bootstrap root: closing %s, all ranks are connected",
-                  pending[i].name);
-        close(pending[i].fd);
-    }
     return UCS_OK;
 
+err_gate:
+    tc_sock_gate_cleanup(&gate);
 err_fatal:
-    ucs_error("bootstrap root: %s", reason);
-    nextra = 0;
-    if (offender >= 0) {
-        extra[nextra++] = offender;
-    }
-    for (i = 0; i < npending; ++i) {
-        extra[nextra++] = pending[i].fd;
-    }
-    /* those still in the backlog deserve to hear why, too */
-    while (nextra < TC_BOOT_TCP_MAX_EXTRA) {
-        fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            break;
-        }
-        extra[nextra++] = fd;
-    }
-    tc_boot_tcp_root_abort(tcp, extra, nextra, status, reason);
+    ucs_error("bootstrap root: %s", a.reason);
+    tc_boot_tcp_root_abort(tcp, &a.offender, (a.offender >= 0), status, a.reason);
     return status;
 }
 
@@ -337,10 +237,6 @@ ucs_status_t tc_boot_tcp_root_create(tc_boot_tcp_t *tcp,
         if (status != UCS_OK) {
             return status;
         }
-        status = tc_sock_set_nonblock(listen_fd);
-        if (status != UCS_OK) {
-            return status;
-        }
         snprintf(tcp->root_name, sizeof(tcp->root_name), "listen fd %d",
                  listen_fd);
     } else {
@@ -364,25 +260,27 @@ ucs_status_t tc_boot_tcp_root_create(tc_boot_tcp_t *tcp,
 
 /* --- member -------------------------------------------------------------- */
 
-ucs_status_t tc_boot_tcp_member_create(tc_boot_tcp_t *tcp,
-                                              const char *root,
-                                              double deadline)
+/*
+ * One handshake on a fresh connection: the challenge, our hello, the root's
+ * proven verdict. UCS_ERR_CONNECTION_RESET: the root dropped us before its
+ * verdict (a flood pushed us out, or it is busy): connect again.
+ */
+static ucs_status_t tc_boot_tcp_member_handshake(tc_boot_tcp_t *tcp, const char *root,
+                                                 double deadline)
 {
+    uint8_t endpoints[TC_SOCK_ENDPOINTS_LEN], nonce[TC_JOB_KEY_NONCE_LEN];
+    char reason[TC_BOOT_TCP_MAX_REASON + 1];
     tc_boot_tcp_challenge_t challenge;
+    tc_boot_tcp_verdict_t verdict;
     tc_boot_tcp_hello_t hello;
-    ucs_status_t status;
-    char who[32];
+    ucs_status_t status, root_status;
+    size_t reason_len;
     int err = 0;
 
-    snprintf(tcp->root_name, sizeof(tcp->root_name), "%s", root);
-    snprintf(who, sizeof(who), "bootstrap rank %d", tcp->rank);
-    status = tc_sock_connect(root, deadline, who, &tcp->root_fd);
-    if (status != UCS_OK) {
-        return status;
-    }
-
     status = tc_sock_recv(tcp->root_fd, &challenge, sizeof(challenge), deadline, &err);
-    if (status != UCS_OK) {
+    if (status == UCS_ERR_CONNECTION_RESET) {
+        return status;
+    } else if (status != UCS_OK) {
         ucs_error("bootstrap rank %d: no challenge from root %s: %s", tcp->rank, root,
                   tc_sock_io_str(status, err));
         return status;
@@ -394,21 +292,81 @@ ucs_status_t tc_boot_tcp_member_create(tc_boot_tcp_t *tcp,
         return UCS_ERR_UNSUPPORTED;
     }
 
-    memset(&hello, 0, sizeof(hello));
-    tc_job_key_prove(&tcp->key, TC_JOB_KEY_SERVICE_BOOTSTRAP, challenge.nonce, hello.proof);
-    hello.magic    = htonl(TC_BOOT_TCP_MAGIC);
-    hello.version  = htons(TC_BOOT_TCP_VERSION);
-    hello.reserved = 0;
-    hello.rank     = (int32_t)htonl((uint32_t)tcp->rank);
-    hello.size     = (int32_t)htonl((uint32_t)tcp->size);
-    status = tc_sock_send(tcp->root_fd, &hello, sizeof(hello), deadline,
-                              &err);
+    status = tc_sock_endpoints(tcp->root_fd, 0, endpoints);
+    if (status == UCS_OK) {
+        status = tc_job_key_challenge(nonce);
+    }
     if (status != UCS_OK) {
-        ucs_error("bootstrap rank %d: cannot send hello to root %s: %s",
-                  tcp->rank, root, tc_sock_io_str(status, err));
         return status;
+    }
+    tc_boot_tcp_hello_make(&tcp->key, challenge.nonce, nonce, endpoints, tcp->rank,
+                           tcp->size, &hello);
+    status = tc_sock_send(tcp->root_fd, &hello, sizeof(hello), deadline, &err);
+    if (status == UCS_OK) {
+        status = tc_sock_recv(tcp->root_fd, &verdict, sizeof(verdict), deadline, &err);
+    }
+    if (status == UCS_ERR_CONNECTION_RESET) {
+        return status;
+    } else if (status != UCS_OK) {
+        ucs_error("bootstrap rank %d: no verdict from root %s on our hello: %s", tcp->rank,
+                  root, tc_sock_io_str(status, err));
+        return status;
+    }
+    status = tc_boot_tcp_verdict_reason_len(&verdict, &reason_len);
+    if (status == UCS_OK) {
+        status = tc_sock_recv(tcp->root_fd, reason, reason_len, deadline, &err);
+    }
+    if ((status != UCS_OK) ||
+        (tc_boot_tcp_verdict_check(&tcp->key, challenge.nonce, endpoints, &hello, &verdict,
+                                   reason, reason_len, &root_status) != UCS_OK)) {
+        ucs_error("bootstrap rank %d: %s did not prove the job key (UCX_TC_JOB_KEY) in "
+                  "its verdict: a root of another job, or a relay or NAT is between us",
+                  tcp->rank, root);
+        return UCS_ERR_REJECTED;
+    }
+    if (root_status != UCS_OK) {
+        reason[reason_len] = '\0';
+        ucs_error("bootstrap rank %d: root %s refused us: %s (%s)", tcp->rank, root,
+                  reason_len ? reason : "no reason given", ucs_status_string(root_status));
+        return root_status;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t tc_boot_tcp_member_create(tc_boot_tcp_t *tcp,
+                                              const char *root,
+                                              double deadline)
+{
+    double backoff = TC_BOOT_TCP_RETRY_MIN_S;
+    ucs_status_t status;
+    char who[32];
+    int tries;
+
+    snprintf(tcp->root_name, sizeof(tcp->root_name), "%s", root);
+    snprintf(who, sizeof(who), "bootstrap rank %d", tcp->rank);
+    for (tries = 1;; ++tries) {
+        status = tc_sock_connect(root, deadline, who, &tcp->root_fd);
+        if (status != UCS_OK) {
+            return status;
+        }
+        status = tc_boot_tcp_member_handshake(tcp, root, deadline);
+        if (status == UCS_OK) {
+            break;
+        }
+        tc_sock_close(&tcp->root_fd);
+        if (status != UCS_ERR_CONNECTION_RESET) {
+            return status;
+        }
+        if (tc_sock_now() + backoff >= deadline) {
+            ucs_error("bootstrap rank %d: root %s dropped our handshake %d times",
+                      tcp->rank, root, tries);
+            return UCS_ERR_TIMED_OUT;
+        }
+        ucs_debug("bootstrap rank %d: root %s dropped our handshake; connecting again",
+                  tcp->rank, root);
+        usleep((useconds_t)(backoff * 1e6));
+        backoff = ucs_min(2 * backoff, TC_BOOT_TCP_RETRY_MAX_S);
     }
 
     return tc_boot_tcp_recv_status(tcp, 0, "connection setup", deadline);
 }
-

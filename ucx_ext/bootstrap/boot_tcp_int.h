@@ -4,7 +4,8 @@
  * The TCP bootstrap's handle and what its two files share: boot_tcp.c
  * (status frames, collectives, create and destroy) and boot_tcp_connect.c
  * (the root's accepting, challenging and checking of hellos, and a member's
- * connect). The wire format is in bootstrap_int.h.
+ * connect). The wire format is in bootstrap_int.h, its checks in
+ * boot_tcp_wire.c.
  */
 #ifndef TC_BOOT_TCP_INT_H_
 #define TC_BOOT_TCP_INT_H_
@@ -15,11 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Connections the root holds open before they said hello. */
-#define TC_BOOT_TCP_MAX_PENDING    64
-
 /* Longest a connection may take to say hello: a silent or slow client
- * frees its slot after this. */
+ * frees its slot after this (sooner when a flood pushes it out). */
 #define TC_BOOT_TCP_HELLO_TIMEOUT_S 5.0
 
 /* Longest time spent telling the others about a failure, and waiting for
@@ -29,8 +27,8 @@
 #define TC_BOOT_TCP_NAME_MAX       80
 
 /* Connections, besides the members, that hear why the root gave up: the
- * pending ones, the one that caused it, and those still in the backlog. */
-#define TC_BOOT_TCP_MAX_EXTRA      (2 * TC_BOOT_TCP_MAX_PENDING + 1)
+ * member with the key that caused it. Strangers hear nothing. */
+#define TC_BOOT_TCP_MAX_EXTRA      1
 
 #define TC_BOOT_TCP_NPFDS(_size)   ((_size) + TC_BOOT_TCP_MAX_EXTRA)
 

@@ -1,9 +1,9 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * The job key (<twochains/job_key.h>): loading it, challenges and their
- * HMAC-SHA256 answers (OpenSSL's libcrypto), and where an unkeyed service
- * may listen.
+ * The job key (<twochains/job_key.h>): loading it, challenges and the
+ * HMAC-SHA256 proofs of a transcript (OpenSSL's libcrypto), and where an
+ * unkeyed service may listen.
  *
  * Invariants:
  * - the key is never written anywhere but the caller's tc_job_key_t, and is
@@ -22,7 +22,8 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 
 #include <arpa/inet.h>
@@ -162,38 +163,75 @@ ucs_status_t tc_job_key_challenge(uint8_t nonce[TC_JOB_KEY_NONCE_LEN])
     return UCS_OK;
 }
 
-void tc_job_key_prove(const tc_job_key_t *key, const char *service,
-                      const uint8_t nonce[TC_JOB_KEY_NONCE_LEN],
-                      uint8_t proof[TC_JOB_KEY_PROOF_LEN])
+/* One item of a transcript into the MAC: its length (64 bits, big-endian),
+ * then its bytes, so that no two transcripts feed the MAC the same input. */
+static int tc_job_key_mac_item(EVP_MAC_CTX *ctx, const void *bytes, size_t len)
 {
-    uint8_t message[64 + TC_JOB_KEY_NONCE_LEN];
-    size_t service_len = strnlen(service, 64);
-    unsigned proof_len = TC_JOB_KEY_PROOF_LEN;
+    uint8_t prefix[8];
+    int i;
 
-    memset(proof, 0, TC_JOB_KEY_PROOF_LEN);
-    if (!key->present) {
-        return;
+    for (i = 0; i < 8; ++i) {
+        prefix[i] = (uint8_t)((uint64_t)len >> (56 - 8 * i));
     }
-    memcpy(message, service, service_len);
-    memcpy(message + service_len, nonce, TC_JOB_KEY_NONCE_LEN);
-    if (HMAC(EVP_sha256(), key->bytes, (int)key->length, message,
-             service_len + TC_JOB_KEY_NONCE_LEN, proof, &proof_len) == NULL) {
-        memset(proof, 0, TC_JOB_KEY_PROOF_LEN);
-    }
+    return EVP_MAC_update(ctx, prefix, sizeof(prefix)) &&
+           ((len == 0) || EVP_MAC_update(ctx, bytes, len));
 }
 
-int tc_job_key_verify(const tc_job_key_t *key, const char *service,
-                      const uint8_t nonce[TC_JOB_KEY_NONCE_LEN],
+void tc_job_key_prove(const tc_job_key_t *key, const tc_job_key_transcript_t *t,
+                      uint8_t proof[TC_JOB_KEY_PROOF_LEN])
+{
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+        OSSL_PARAM_construct_end()
+    };
+    EVP_MAC_CTX *ctx = NULL;
+    EVP_MAC *mac;
+    size_t out_len   = 0;
+    unsigned i;
+    int ok;
+
+    memset(proof, 0, TC_JOB_KEY_PROOF_LEN);
+    if (!key->present || (t->nparts > TC_JOB_KEY_MAX_PARTS)) {
+        return;
+    }
+    mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (mac != NULL) {
+        ctx = EVP_MAC_CTX_new(mac);
+    }
+    ok = (ctx != NULL) && EVP_MAC_init(ctx, key->bytes, key->length, params) &&
+         tc_job_key_mac_item(ctx, t->role, strlen(t->role)) &&
+         tc_job_key_mac_item(ctx, t->service, strlen(t->service)) &&
+         tc_job_key_mac_item(ctx, t->server_nonce, TC_JOB_KEY_NONCE_LEN) &&
+         tc_job_key_mac_item(ctx, t->client_nonce, TC_JOB_KEY_NONCE_LEN) &&
+         tc_job_key_mac_item(ctx, t->endpoints, t->endpoints_len);
+    for (i = 0; ok && (i < t->nparts); ++i) {
+        ok = tc_job_key_mac_item(ctx, t->parts[i], t->part_lens[i]);
+    }
+    ok = ok && EVP_MAC_final(ctx, proof, &out_len, TC_JOB_KEY_PROOF_LEN) &&
+         (out_len == TC_JOB_KEY_PROOF_LEN);
+    if (!ok) {
+        /* zeros never verify against a key: a failure refuses, never admits */
+        memset(proof, 0, TC_JOB_KEY_PROOF_LEN);
+        ucs_error("job key: HMAC-SHA256 failed (OpenSSL)");
+    }
+    EVP_MAC_CTX_free(ctx);
+    EVP_MAC_free(mac);
+}
+
+int tc_job_key_verify(const tc_job_key_t *key, const tc_job_key_transcript_t *t,
                       const uint8_t proof[TC_JOB_KEY_PROOF_LEN])
 {
+    static const uint8_t zeros[TC_JOB_KEY_PROOF_LEN];
     uint8_t expected[TC_JOB_KEY_PROOF_LEN];
     int ok;
 
     if (!key->present) {
         return 1;
     }
-    tc_job_key_prove(key, service, nonce, expected);
-    ok = (CRYPTO_memcmp(expected, proof, TC_JOB_KEY_PROOF_LEN) == 0);
+    tc_job_key_prove(key, t, expected);
+    ok = (CRYPTO_memcmp(expected, proof, TC_JOB_KEY_PROOF_LEN) == 0) &&
+         (CRYPTO_memcmp(expected, zeros, TC_JOB_KEY_PROOF_LEN) != 0);
     OPENSSL_cleanse(expected, sizeof(expected));
     if (!ok) {
         __atomic_add_fetch(&tc_job_key_refused, 1, __ATOMIC_RELAXED);

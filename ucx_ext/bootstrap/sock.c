@@ -1,5 +1,8 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Stream sockets with deadlines (<twochains/sock.h>); the gate of many
+ * handshakes at once is in sock_gate.c.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -455,5 +459,63 @@ ucs_status_t tc_sock_connect(const char *addr, double deadline,
         return UCS_ERR_UNREACHABLE;
     default:
         return UCS_ERR_TIMED_OUT;
+    }
+}
+
+/* --- endpoints and limits ----------------------------------------------- */
+
+/* 16 address bytes (IPv4 v4-mapped) and 2 port bytes of @a ss */
+static int tc_sock_put_endpoint(const struct sockaddr_storage *ss, uint8_t out[18])
+{
+    static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    uint16_t port;
+
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in*)ss;
+        memcpy(out, v4_mapped, sizeof(v4_mapped));
+        memcpy(out + 12, &in->sin_addr, 4);
+        port = in->sin_port;
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6*)ss;
+        memcpy(out, &in6->sin6_addr, 16);
+        port = in6->sin6_port;
+    } else {
+        return 0;
+    }
+    memcpy(out + 16, &port, sizeof(port));        /* network order already */
+    return 1;
+}
+
+ucs_status_t tc_sock_endpoints(int fd, int is_server, uint8_t out[TC_SOCK_ENDPOINTS_LEN])
+{
+    struct sockaddr_storage local, peer;
+    socklen_t llen = sizeof(local), plen = sizeof(peer);
+
+    memset(out, 0, TC_SOCK_ENDPOINTS_LEN);
+    if ((getsockname(fd, (struct sockaddr*)&local, &llen) != 0) ||
+        (getpeername(fd, (struct sockaddr*)&peer, &plen) != 0)) {
+        return UCS_ERR_IO_ERROR;
+    }
+    if (!tc_sock_put_endpoint(is_server ? &local : &peer, out) ||
+        !tc_sock_put_endpoint(is_server ? &peer : &local, out + 18)) {
+        /* a Unix socket: no addresses to bind, the zeros are the same at
+         * both ends */
+        memset(out, 0, TC_SOCK_ENDPOINTS_LEN);
+    }
+    return UCS_OK;
+}
+
+void tc_sock_raise_fd_limit(void)
+{
+    static int raised;
+    struct rlimit rl;
+
+    if (__atomic_exchange_n(&raised, 1, __ATOMIC_RELAXED) ||
+        (getrlimit(RLIMIT_NOFILE, &rl) != 0) || (rl.rlim_cur >= rl.rlim_max)) {
+        return;
+    }
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        ucs_debug("raised the open file limit to %llu", (unsigned long long)rl.rlim_max);
     }
 }

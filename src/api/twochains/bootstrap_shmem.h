@@ -6,6 +6,14 @@
  *
  * allgatherv is two fcollects over symmetric memory: the lengths, then the
  * blobs padded to the longest.
+ *
+ * Invariant: every PE takes part in every collective call, in the same
+ * order, whatever happened locally. An allocation that fails on one PE is
+ * told to all through a reduction over static (symmetric) variables, and
+ * then every PE fails the allgatherv together (UCS_ERR_NO_MEMORY); none is
+ * left waiting in an fcollect the failed PE never enters.
+ * TC_BOOTSTRAP_SHMEM_MALLOC (default malloc) is the local allocation, which
+ * a test may define to fail.
  */
 #ifndef TWOCHAINS_BOOTSTRAP_SHMEM_H_
 #define TWOCHAINS_BOOTSTRAP_SHMEM_H_
@@ -17,7 +25,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef TC_BOOTSTRAP_SHMEM_MALLOC
+#  define TC_BOOTSTRAP_SHMEM_MALLOC malloc
+#endif
+
 static long tc_bootstrap_shmem_psync[SHMEM_COLLECT_SYNC_SIZE];
+static long tc_bootstrap_shmem_reduce_psync[SHMEM_REDUCE_SYNC_SIZE];
+static long tc_bootstrap_shmem_reduce_work[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static long tc_bootstrap_shmem_failed, tc_bootstrap_shmem_any_failed;
+
+/* Whether every PE is @a ok; called by all PEs at the same point. Static
+ * variables are symmetric, so this works when shmem_malloc did not. */
+static int tc_bootstrap_shmem_all_ok(int ok)
+{
+    int i;
+
+    tc_bootstrap_shmem_failed = !ok;
+    for (i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) {
+        tc_bootstrap_shmem_reduce_psync[i] = SHMEM_SYNC_VALUE;
+    }
+    shmem_barrier_all(); /* pSync may be reused only after everyone left */
+    shmem_long_max_to_all(&tc_bootstrap_shmem_any_failed, &tc_bootstrap_shmem_failed, 1, 0, 0,
+                          shmem_n_pes(), tc_bootstrap_shmem_reduce_work,
+                          tc_bootstrap_shmem_reduce_psync);
+    return tc_bootstrap_shmem_any_failed == 0;
+}
 
 static ucs_status_t tc_bootstrap_shmem_allgatherv(void *ctx, const void *buf, size_t len,
                                                   void **all_p, size_t *lens)
@@ -25,14 +57,15 @@ static ucs_status_t tc_bootstrap_shmem_allgatherv(void *ctx, const void *buf, si
     int npes = shmem_n_pes(), r, i;
     size_t max = 0, total = 0, words;
     long *mylen, *alllens;
-    uint64_t *src, *dst;
-    char *all;
+    uint64_t *src = NULL, *dst = NULL;
+    char *all     = NULL;
+    ucs_status_t status = UCS_ERR_NO_MEMORY;
 
     (void)ctx;
     mylen   = (long*)shmem_malloc(sizeof(long));
     alllens = (long*)shmem_malloc(sizeof(long) * (size_t)npes);
-    if (mylen == NULL || alllens == NULL) {
-        return UCS_ERR_NO_MEMORY;
+    if (!tc_bootstrap_shmem_all_ok((mylen != NULL) && (alllens != NULL))) {
+        goto out;
     }
     *mylen = (long)len;
     for (i = 0; i < SHMEM_COLLECT_SYNC_SIZE; ++i) {
@@ -48,9 +81,10 @@ static ucs_status_t tc_bootstrap_shmem_allgatherv(void *ctx, const void *buf, si
     words = (max + 7) / 8;
     src   = (uint64_t*)shmem_malloc(words ? words * 8 : 8);
     dst   = (uint64_t*)shmem_malloc(words ? words * 8 * (size_t)npes : 8);
-    all   = (char*)malloc(total ? total : 1);
-    if (src == NULL || dst == NULL || all == NULL) {
-        return UCS_ERR_NO_MEMORY;
+    all   = (char*)TC_BOOTSTRAP_SHMEM_MALLOC(total ? total : 1);
+    /* one PE without memory: all fail here, none waits in the fcollect */
+    if (!tc_bootstrap_shmem_all_ok((src != NULL) && (dst != NULL) && (all != NULL))) {
+        goto out;
     }
     memset(src, 0, words * 8);
     memcpy(src, buf, len);
@@ -61,13 +95,19 @@ static ucs_status_t tc_bootstrap_shmem_allgatherv(void *ctx, const void *buf, si
         memcpy(all + total, (char*)dst + (size_t)r * words * 8, lens[r]);
         total += lens[r];
     }
+    *all_p = all;
+    all    = NULL;
+    status = UCS_OK;
+
+out:
+    /* shmem_free is collective: every PE frees, a NULL as well */
     shmem_barrier_all();
     shmem_free(dst);
     shmem_free(src);
     shmem_free(alllens);
     shmem_free(mylen);
-    *all_p = all;
-    return UCS_OK;
+    free(all);
+    return status;
 }
 
 static void tc_bootstrap_shmem_destroy(void *ctx)

@@ -4,10 +4,16 @@
  * The job key: what lets the TCP bootstrap and a group's join service admit
  * only the job's own processes, as munge does for Slurm and the job key for
  * PMIx. Every legitimate process shares a secret (UCX_TC_JOB_KEY, or a file
- * only its owner may read, UCX_TC_JOB_KEY_FILE). A service sends each new
- * connection a fresh random challenge; the peer answers with
- * HMAC-SHA256(key, service name || challenge). The key never crosses the
- * wire, and a recorded answer is worthless for any other challenge.
+ * only its owner may read, UCX_TC_JOB_KEY_FILE). Both ends of a connection
+ * prove the key: the service sends a fresh random challenge, the client
+ * answers with its own challenge and its proof, and the service answers with
+ * its proof. Each proof is HMAC-SHA256(key, transcript) over the prover's
+ * role, the service name, both challenges, both TCP endpoints as the prover
+ * sees them, and the exact bytes of the messages it answers and sends
+ * (tc_job_key_transcript_t). So an answer is worthless for any other
+ * challenge, service, role (a reflected answer fails), connection (a relay,
+ * which sees other endpoints, fails) or message (a field changed on the way
+ * fails). The key never crosses the wire.
  *
  * Without a key these services listen on loopback only: a port on every
  * address, or on a named one, is refused with an error that says what to set.
@@ -64,18 +70,44 @@ void tc_job_key_clear(tc_job_key_t *key);
 /** A fresh random challenge (OpenSSL's RAND_bytes). */
 ucs_status_t tc_job_key_challenge(uint8_t nonce[TC_JOB_KEY_NONCE_LEN]);
 
-/** The answer to @a nonce for @a service: with no key, zeros. */
-void tc_job_key_prove(const tc_job_key_t *key, const char *service,
-                      const uint8_t nonce[TC_JOB_KEY_NONCE_LEN],
+/** Roles that prove the key, named in the transcript so that an answer of
+ * one side is no answer of the other. */
+#define TC_JOB_KEY_ROLE_RANK    "rank"      /**< a bootstrap member's hello */
+#define TC_JOB_KEY_ROLE_ROOT    "root"      /**< the bootstrap root's verdict */
+#define TC_JOB_KEY_ROLE_JOINER  "joiner"    /**< a joiner's request */
+#define TC_JOB_KEY_ROLE_SPONSOR "sponsor"   /**< a sponsor's reply */
+
+#define TC_JOB_KEY_MAX_PARTS 4
+
+/**
+ * What one proof covers: who proves it, for which service, both
+ * challenges, the connection's endpoints (tc_sock_endpoints(): the same
+ * bytes at both ends of a direct connection) and the exact bytes of up to
+ * TC_JOB_KEY_MAX_PARTS messages. Every item is length-prefixed in the MAC,
+ * so no two transcripts share their input.
+ */
+typedef struct tc_job_key_transcript {
+    const char    *role;           /**< TC_JOB_KEY_ROLE_* */
+    const char    *service;        /**< TC_JOB_KEY_SERVICE_* */
+    const uint8_t *server_nonce;   /**< TC_JOB_KEY_NONCE_LEN bytes */
+    const uint8_t *client_nonce;   /**< TC_JOB_KEY_NONCE_LEN bytes */
+    const uint8_t *endpoints;      /**< @a endpoints_len bytes */
+    size_t        endpoints_len;
+    unsigned      nparts;
+    const void    *parts[TC_JOB_KEY_MAX_PARTS];
+    size_t        part_lens[TC_JOB_KEY_MAX_PARTS];
+} tc_job_key_transcript_t;
+
+/** The proof of @a t: with no key, zeros. */
+void tc_job_key_prove(const tc_job_key_t *key, const tc_job_key_transcript_t *t,
                       uint8_t proof[TC_JOB_KEY_PROOF_LEN]);
 
 /**
- * Whether @a proof answers @a nonce for @a service (constant time). With
- * no key, every proof passes: the service is on loopback only. A failure
- * is counted (tc_job_key_refusals); the caller logs it once per peer.
+ * Whether @a proof proves @a t (constant time). With no key, every proof
+ * passes: the service is on loopback only. A failure is counted
+ * (tc_job_key_refusals); the caller logs it (rate-limited).
  */
-int tc_job_key_verify(const tc_job_key_t *key, const char *service,
-                      const uint8_t nonce[TC_JOB_KEY_NONCE_LEN],
+int tc_job_key_verify(const tc_job_key_t *key, const tc_job_key_transcript_t *t,
                       const uint8_t proof[TC_JOB_KEY_PROOF_LEN]);
 
 /**
