@@ -57,19 +57,8 @@ const char *join_sponsor::refusal(const join::request &r)
     if (!tc_job_key_verify(key_.get(), TC_JOB_KEY_SERVICE_JOIN, nonce_, r.proof)) {
         return "the joiner did not prove the job key (UCX_TC_JOB_KEY)";
     }
-    if (r.version != join::kVersion) {
-        return "unsupported join protocol version";
-    }
-    if (r.max_payload != ours.max_payload || r.window != ours.window || r.mode != ours.mode ||
-        r.rdmc_max_message != ours.rdmc_max_message || r.rdmc_block != ours.rdmc_block ||
-        r.smc_batched != ours.smc_batched) {
-        return "group parameters differ (max_payload, window, mode, smc or rdmc)";
-    }
-    if (r.jam_security != ours.jam_security || r.jam_state_size != ours.jam_state_size) {
-        return "replicated jam parameters differ (security mode or state size)";
-    }
-    if (r.jam_packages != ours.jam_packages) {
-        return "the code of the jam packages differs";
+    if (const char *why = join::request_mismatch(r, ours)) {
+        return why;
     }
     if (ctx_.settings.threaded) {
         return "this group has threaded senders, which do not support joins";

@@ -12,9 +12,9 @@
  * waits for the batch push): right after it commits message count/2 it
  * rewrites that slot's header in its own memory, as a buffer underflow
  * would, before the slot goes out. KIND size: a size past the window's;
- * index: another message number; rdmc: an RDMC slot whose descriptor names
- * a transfer 2^40 ahead (with -L). The others must blame it, expel it and
- * go on.
+ * index: another message number; flags: a flag no sender sets; rdmc: an
+ * RDMC slot whose descriptor names a transfer 2^40 ahead (with -L). The
+ * others must blame it, expel it and go on.
  * -J PORT: member r admits joiners on port PORT + r. -j HOST:PORT: join the
  * group through that member instead of creating it (outside the bootstrap);
  * its state (chain and count) comes from the sponsor.
@@ -60,6 +60,8 @@ void corrupt_slot(const std::string &kind, std::span<std::byte> payload)
         h->size = 0x7fffffffu;
     } else if (kind == "index") {
         h->index += 1000;
+    } else if (kind == "flags") {
+        h->flags |= 1u << 7;
     } else if (kind == "rdmc") {
         const tc::smc::rdmc_descriptor d{64, int64_t{1} << 40};
         std::memcpy(payload.data(), &d, sizeof(d));
