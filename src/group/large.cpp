@@ -18,6 +18,21 @@ unsigned rdmc_buffers(const group_params &p)
 }
 } // namespace
 
+const char *check_rdmc_descriptor(const smc::rdmc_descriptor &d, uint64_t max_message,
+                                  int64_t taken, int64_t accepted, int64_t ahead)
+{
+    if (d.size == 0 || d.size > max_message) {
+        return "an RDMC descriptor of a size the group does not carry";
+    }
+    if (d.transfer < taken) {
+        return "an RDMC descriptor of a transfer an earlier slot named";
+    }
+    if (d.transfer < 0 || d.transfer >= accepted + ahead) {
+        return "an RDMC descriptor of a transfer its root could not have started";
+    }
+    return nullptr;
+}
+
 ucs_status_t large_messages::create_engine(ucp_node &node, const group_params &p,
                                            large_messages *owner,
                                            std::unique_ptr<rdmc::engine> &out)
@@ -122,8 +137,8 @@ large_messages::arrival large_messages::arrived(int sender, int64_t index)
     auto &accepted = accepted_[root];
     /* a root has at most as many transfers in flight as it has buffers */
     const int64_t ahead = rdmc_buffers(ctx_.params);
-    if (d.size == 0 || d.size > engine_->max_message() || d.transfer < 0 ||
-        d.transfer >= accepted + ahead) {
+    int64_t &taken = taken_[root];
+    if (check_rdmc_descriptor(d, engine_->max_message(), taken, accepted, ahead) != nullptr) {
         return arrival::invalid;
     }
     while (accepted <= d.transfer) {
@@ -140,6 +155,7 @@ large_messages::arrival large_messages::arrived(int sender, int64_t index)
         return arrival::invalid;   /* the descriptor names another transfer's size */
     }
     checked_[{sender, index}] = d.transfer;
+    taken                     = d.transfer + 1;   /* the next slot names a later one */
     return arrival::arrived;
 }
 

@@ -11,7 +11,8 @@
  *    nobody waits for a buffer that only a later delivery would free;
  *  - one root's transfers arrive in order everywhere, and each is accepted
  *    once, in that order, when its slot is taken: the slot's transfer index
- *    names the data;
+ *    names the data, and a root's slots name ever later transfers (a
+ *    descriptor naming one an earlier slot took is its root's fault);
  *  - a buffer goes back to the pool once its message is delivered here and,
  *    for our own, once RDMC finished sending it (whichever comes last);
  *  - the engine spans the members of the view it was built in: a view that
@@ -33,6 +34,14 @@ class waiter;
 namespace smc {
 class sender;
 }
+
+/* A large message's descriptor, read once from its root's slot: nullptr
+ * when it is one the root could have written (a size of 1 to
+ * @a max_message bytes; a transfer no slot taken before named, at or past
+ * @a taken, and fewer than @a ahead, the root's buffers, past the
+ * @a accepted transfers), else why not. */
+const char *check_rdmc_descriptor(const smc::rdmc_descriptor &d, uint64_t max_message,
+                                  int64_t taken, int64_t accepted, int64_t ahead);
 
 class large_messages {
 public:
@@ -83,6 +92,8 @@ private:
     std::map<int64_t, own_message>                                own_;        /* by transfer */
     std::map<std::pair<int, int64_t>, std::span<const std::byte>> arrived_;    /* root, transfer */
     std::map<int, int64_t>                                        accepted_;   /* per root */
+    /* per root: 1 + the newest transfer a taken slot named */
+    std::map<int, int64_t>                                        taken_;
     std::map<std::pair<int, int64_t>, int64_t>                    checked_;    /* (sender, index)
                                                                                    -> transfer */
 };

@@ -86,16 +86,8 @@ bool join_sponsor::serving() const
 const char *join_sponsor::refusal(const join::request &r)
 {
     const join::request ours = join::request_for(ctx_.params);
-    if (r.max_payload != ours.max_payload || r.window != ours.window || r.mode != ours.mode ||
-        r.rdmc_max_message != ours.rdmc_max_message || r.rdmc_block != ours.rdmc_block ||
-        r.smc_batched != ours.smc_batched) {
-        return "group parameters differ (max_payload, window, mode, smc or rdmc)";
-    }
-    if (r.jam_security != ours.jam_security || r.jam_state_size != ours.jam_state_size) {
-        return "replicated jam parameters differ (security mode or state size)";
-    }
-    if (r.jam_packages != ours.jam_packages) {
-        return "the code of the jam packages differs";
+    if (const char *why = join::request_mismatch(r, ours)) {
+        return why;
     }
     if (ctx_.settings.threaded) {
         return "this group has threaded senders, which do not support joins";

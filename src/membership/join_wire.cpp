@@ -39,6 +39,25 @@ request request_for(const group_params &p)
     return r;
 }
 
+const char *request_mismatch(const request &r, const request &ours)
+{
+    if (r.version != kVersion) {
+        return "unsupported join protocol version";
+    }
+    if (r.max_payload != ours.max_payload || r.window != ours.window || r.mode != ours.mode ||
+        r.rdmc_max_message != ours.rdmc_max_message || r.rdmc_block != ours.rdmc_block ||
+        r.smc_batched != ours.smc_batched) {
+        return "group parameters differ (max_payload, window, mode, smc or rdmc)";
+    }
+    if (r.jam_security != ours.jam_security || r.jam_state_size != ours.jam_state_size) {
+        return "replicated jam parameters differ (security mode or state size)";
+    }
+    if (r.jam_packages != ours.jam_packages) {
+        return "the code of the jam packages differs";
+    }
+    return nullptr;
+}
+
 namespace {
 
 void put_list(std::vector<std::byte> &out, size_t &pos, const std::vector<int> &list)

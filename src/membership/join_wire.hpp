@@ -94,6 +94,11 @@ static_assert(sizeof(reply_frame) == 48);
  * compares it with its own. */
 request request_for(const group_params &p);
 
+/* A request as it arrived (its magic and proof already checked) against
+ * @a ours: nullptr when it speaks this version and shares every parameter
+ * the group must share, else why not. */
+const char *request_mismatch(const request &r, const request &ours);
+
 /* A reply's fixed header. An admission's lists follow it, int32 each, in
  * this order: members (member_count, view order), senders (sender_count),
  * rendezvous (rendezvous_size: rendezvous rank -> id). A refusal has all

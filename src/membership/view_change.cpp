@@ -117,7 +117,47 @@ std::vector<int> view_change::next_rows() const
     return ctx_.map.survivors(leaving_);
 }
 
-const char *view_change::read_decision(int row, decision &d) const
+const char *check_decision(const trim_decision &d, const member_mask &view, int me,
+                           std::span<const int64_t> received)
+{
+    if (!d.leaving.subset_of(view)) {
+        return "a view change that removes members outside the view";
+    }
+    /* a leader decides only while more than half of the view survive */
+    int members = 0, staying = 0;
+    for (size_t i = 0; i < view.word_count(); ++i) {
+        const uint64_t leaving = (i < d.leaving.word_count()) ? d.leaving.word(i) : 0;
+        members += __builtin_popcountll(view.word(i));
+        staying += __builtin_popcountll(view.word(i) & ~leaving);
+    }
+    if (2 * staying <= members) {
+        return "a view change that leaves a minority of the view";
+    }
+    if (d.admit < 0 || d.admit > view.rows() ||
+        (d.admit > 0 && (!view.test(static_cast<int>(d.admit - 1)) ||
+                         d.leaving.test(static_cast<int>(d.admit - 1))))) {
+        return "a view change that admits through no member that stays";
+    }
+    if (d.trim.size() != received.size()) {
+        return "a trim of another layout";
+    }
+    for (int64_t t : d.trim) {
+        if (t < 0) {
+            return "a negative trim";
+        }
+    }
+    if (d.leaving.test(me)) {
+        return nullptr;   /* we leave: what we received bounds nothing */
+    }
+    for (size_t o = 0; o < d.trim.size(); ++o) {
+        if (d.trim[o] > received[o]) {
+            return "a trim past what this member received";
+        }
+    }
+    return nullptr;
+}
+
+const char *view_change::read_decision(int row, trim_decision &d) const
 {
     const auto &c = ctx_.cols;
     const int s0  = ctx_.map.creation_sender_count();
@@ -130,31 +170,14 @@ const char *view_change::read_decision(int row, decision &d) const
         d.leaving = member_mask(ctx_.map.creation_member_count());
     }
     ctx_.read_mask(row, c.leaving, d.leaving);
-    if (!d.leaving.subset_of(ctx_.map.mask())) {
-        return "a view change that removes members outside the view";
-    }
-    if (d.admit < 0 || d.admit > ctx_.map.creation_member_count() ||
-        (d.admit > 0 && (!ctx_.map.mask().test(static_cast<int>(d.admit - 1)) ||
-                         d.leaving.test(static_cast<int>(d.admit - 1))))) {
-        return "a view change that admits through no member that stays";
-    }
-    for (int o = 0; o < s0; ++o) {
-        if (d.trim[o] < 0) {
-            return "a negative trim";
-        }
-    }
-    if (d.leaving.test(ctx_.me())) {
-        return nullptr;   /* we leave: what we received bounds nothing */
-    }
+    /* our own counters: what a trim may not pass (sized once) */
+    received_bound_.assign(static_cast<size_t>(s0), INT64_MAX);
     for (int s = 0; s < ctx_.map.sender_count(); ++s) {
         const int o         = ctx_.map.sender_column(s);
-        const int64_t bound = (s == ctx_.map.my_sender()) ? ctx_.mine(c.sent) :
-                                                            ctx_.mine(c.received, o);
-        if (d.trim[o] > bound) {
-            return "a trim past what this member received";
-        }
+        received_bound_[o] = (s == ctx_.map.my_sender()) ? ctx_.mine(c.sent) :
+                                                           ctx_.mine(c.received, o);
     }
-    return nullptr;
+    return check_decision(d, ctx_.map.mask(), ctx_.me(), received_bound_);
 }
 
 const member_mask &view_change::leaving_of(int row) const

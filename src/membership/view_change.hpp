@@ -15,7 +15,8 @@
  *     is done, the composition root installs the next view.
  *
  * Invariants: a minority (half or fewer of the view survive) never installs a
- * view; every member installs the next view the trim names (who leaves is
+ * view, and a decision that names one is its leader's fault, refused
+ * (check_decision); every member installs the next view the trim names (who leaves is
  * part of the decision, never read from a member's own later suspicion: a
  * member that meanwhile suspects one more still installs that view, and
  * removes the other in the next change); the decision lands before its
@@ -28,6 +29,8 @@
 
 #include "group/context.hpp"
 
+#include <cstdint>
+#include <span>
 #include <vector>
 
 namespace tc {
@@ -38,6 +41,23 @@ class sender;
 }
 
 namespace membership {
+
+/* A leader's decision, as read once from its row */
+struct trim_decision {
+    std::vector<int64_t> trim;        /* by creation sender column */
+    int64_t              admit = 0;   /* 1 + the sponsor's row, or 0 */
+    member_mask          leaving{0};  /* over the creation view's rows */
+};
+
+/* nullptr when @a d is a decision a leader could have made for this member
+ * (row @a me), else why not: who leaves is in @a view (the view's rows,
+ * over the creation view's), and more than half of the view stays (a
+ * leader decides only then); whom it admits is through a member that
+ * stays; no trim is negative or, unless this member leaves, past
+ * @a received[o], what this member has of column o's sender (INT64_MAX for
+ * a column of no sender of the view); a trim per column of @a received. */
+const char *check_decision(const trim_decision &d, const member_mask &view, int me,
+                           std::span<const int64_t> received);
 
 class view_change {
 public:
@@ -84,17 +104,9 @@ public:
     double wedged_for_s() const { return now_s() - wedge_started_s_; }
 
 private:
-    /* A leader's decision, as read once from its row */
-    struct decision {
-        std::vector<int64_t> trim;
-        int64_t              admit = 0;
-        member_mask          leaving{0};
-    };
-    /* @a row's published decision into @a d, read once; nullptr when it is
-     * one a leader could have made (whom it admits is a member that stays;
-     * who leaves is in the view; no trim is negative or, unless we leave,
-     * past what this member received of that sender), else why not */
-    const char *read_decision(int row, decision &d) const;
+    /* @a row's published decision into @a d, read once, and checked
+     * (check_decision): nullptr, or why no leader could have made it */
+    const char *read_decision(int row, trim_decision &d) const;
 
     bool everything_received_everywhere() const;
     void publish_trim(const std::vector<int64_t> &trim, int64_t admit, const member_mask &leaving);
@@ -107,7 +119,9 @@ private:
     double        wedge_started_s_ = 0;
     /* private copies of leaving columns (ours, and a peer's), sized once */
     mutable member_mask leaving_, their_leaving_;
-    decision            theirs_;   /* a leader's decision, read once */
+    trim_decision       theirs_;   /* a leader's decision, read once */
+    /* what this member has of each sender column: a trim's bound */
+    mutable std::vector<int64_t> received_bound_;
 };
 
 } // namespace membership

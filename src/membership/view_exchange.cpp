@@ -15,6 +15,21 @@ namespace tc::membership {
 
 using sst::put_purpose;
 
+int check_round_lengths(std::span<const int64_t> words, size_t slot_bytes, size_t *lens,
+                        size_t &total)
+{
+    size_t sum = 0;
+    for (size_t r = 0; r < words.size(); ++r) {
+        if (words[r] < 0 || static_cast<uint64_t>(words[r]) > slot_bytes ||
+            __builtin_add_overflow(sum, static_cast<size_t>(words[r]), &sum)) {
+            return static_cast<int>(r);
+        }
+        lens[r] = static_cast<size_t>(words[r]);
+    }
+    total = sum;
+    return -1;
+}
+
 ucs_status_t view_exchange::allgatherv(void *arg, const void *buf, size_t len, void **all_p,
                                        size_t *lens)
 {
@@ -75,18 +90,18 @@ ucs_status_t view_exchange::round(round_ctx &x, const void *buf, size_t len, voi
     /* each length read once and bounded by the slot: a peer's word, not a
      * size to trust (a huge one read past the region, or overflowed the
      * sum into a small malloc and a large memcpy) */
-    size_t total = 0;
+    x.len_words.resize(x.rows.size());
     for (size_t r = 0; r < x.rows.size(); ++r) {
-        const int64_t len_word = sst::load_word(at(x.rows[r]) + 8);
-        if (len_word < 0 || static_cast<uint64_t>(len_word) > kSlotBytes) {
-            char what[96];
-            std::snprintf(what, sizeof(what), "a view exchange length of %lld bytes (at most "
-                          "%zu)", static_cast<long long>(len_word), kSlotBytes);
-            ctx_.blame(x.rows[r], what);
-            return UCS_ERR_IO_ERROR;
-        }
-        lens[r] = static_cast<size_t>(len_word);
-        total += lens[r];   /* at most rows x kSlotBytes: no overflow */
+        x.len_words[r] = sst::load_word(at(x.rows[r]) + 8);
+    }
+    size_t total  = 0;
+    const int bad = check_round_lengths(x.len_words, kSlotBytes, lens, total);
+    if (bad >= 0) {
+        char what[96];
+        std::snprintf(what, sizeof(what), "a view exchange length of %lld bytes (at most %zu)",
+                      static_cast<long long>(x.len_words[bad]), kSlotBytes);
+        ctx_.blame(x.rows[bad], what);
+        return UCS_ERR_IO_ERROR;
     }
     /* the bootstrap frees it (tc_bootstrap's contract: malloc'd) */
     auto *out = static_cast<std::byte*>(std::malloc(std::max<size_t>(total, 1)));

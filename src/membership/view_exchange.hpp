@@ -19,10 +19,21 @@
 
 #include <twochains/bootstrap.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace tc::membership {
+
+/* The lengths of one exchange round, as read once from each rank's row
+ * (@a words, rank order): each a length its writer could have stored (not
+ * negative, at most @a slot_bytes, the bytes its slot holds) into
+ * @a lens[r], and their sum into @a total (checked: it never wraps). -1, or
+ * the first rank whose length cannot be (nothing is written for it). */
+int check_round_lengths(std::span<const int64_t> words, size_t slot_bytes, size_t *lens,
+                        size_t &total);
 
 class view_exchange {
 public:
@@ -48,6 +59,7 @@ private:
         view_exchange    *self;
         std::vector<int> rows;      /* rank -> row in the old view */
         uint64_t         round = 0;
+        std::vector<int64_t> len_words;   /* the rows' lengths, read once; sized once */
     };
 
     static constexpr size_t kSlotBytes = 8192;

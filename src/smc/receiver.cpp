@@ -18,6 +18,34 @@ namespace tc::smc {
 
 using sst::put_purpose;
 
+const char *check_slot_header(const slot_header &h, const slot_limits &l, int64_t &count)
+{
+    const bool is_null = h.flags & SLOT_FLAG_NULL;
+    count              = is_null ? h.size : 1;
+    if (h.index != l.expected) {
+        return "a slot of another index";
+    }
+    /* a message (a jam or not, large or not), or a null run alone */
+    constexpr uint32_t kKnown = SLOT_FLAG_NULL | SLOT_FLAG_RDMC | SLOT_FLAG_JAM;
+    if ((h.flags & ~kKnown) != 0 || (is_null && h.flags != SLOT_FLAG_NULL)) {
+        return "a slot with flags no sender writes";
+    }
+    if ((h.flags & SLOT_FLAG_RDMC) && !l.large) {
+        return "an RDMC slot in a group without large messages";
+    }
+    if ((h.flags & SLOT_FLAG_RDMC) && h.size != sizeof(rdmc_descriptor)) {
+        return "an RDMC slot of the wrong size";
+    }
+    if (!is_null && h.size > l.max_payload) {
+        return "a slot larger than the window's";
+    }
+    if (is_null && (count < 1 || count > l.window || l.bound < l.expected ||
+                    count > l.bound - l.expected)) {
+        return "a null run past its counter";
+    }
+    return nullptr;
+}
+
 receiver::receiver(group_context &ctx, delivery &deliver, large_messages &large)
     : ctx_(ctx), deliver_(deliver), large_(large),
       taken_(static_cast<size_t>(ctx.map.creation_sender_count()) * ctx.settings.window,
@@ -58,16 +86,12 @@ receiver::run receiver::consume(int sender, int64_t index, int64_t sent, unsigne
         std::memcpy(&h, base + slot * stride, sizeof(h));
         const bool is_null  = h.flags & SLOT_FLAG_NULL;
         const bool is_large = (h.flags & SLOT_FLAG_RDMC) && large_.enabled();
-        const int64_t count = is_null ? h.size : 1;
         /* a null run is bounded by the newest counter */
         const int64_t bound = is_null ? std::max(sent, ctx_.get(ctx_.map.sender_row(sender),
                                                                 ctx_.cols.sent)) : sent;
-        const char *fault =
-                (h.index != r.next) ? "a slot of another index" :
-                (is_large && h.size != sizeof(rdmc_descriptor)) ? "an RDMC slot of the wrong size" :
-                (!is_null && h.size > ctx_.params.max_payload) ? "a slot larger than the window's" :
-                (is_null && (count < 1 || count > w || r.next + count > bound)) ?
-                        "a null run past its counter" : nullptr;
+        int64_t count    = 0;
+        const char *fault = check_slot_header(
+                h, {r.next, bound, ctx_.params.max_payload, w, large_.enabled()}, count);
         if (fault == nullptr && is_large) {
             const auto a = large_.arrived(sender, r.next);
             if (a == large_messages::arrival::pending) {

@@ -6,9 +6,10 @@
  * delivered, one put per peer).
  *
  * Invariants:
- *  - a slot is taken only if its header names the index we expect, its size
- *    fits, and a null run stays inside what the sender says it sent; anything
- *    else is a protocol error, logged once;
+ *  - a slot is taken only if its header names the index we expect, its
+ *    flags are a sender's (a null run carries no other), its size fits, and
+ *    a null run stays inside what the sender says it sent; anything else is
+ *    the sender's fault (check_slot_header), blamed and logged once;
  *  - received[s] only grows within an epoch, and published is 1 + the
  *    highest sequence below which nothing is missing;
  *  - urgent mode reports every message at once; batched mode takes each
@@ -29,6 +30,23 @@ class delivery;
 class large_messages;
 
 namespace smc {
+
+/* What a slot header is checked against: where its sender stands. */
+struct slot_limits {
+    int64_t  expected;      /* the index taken next (>= 0) */
+    int64_t  bound;         /* for a null run: how far the sender says it sent */
+    size_t   max_payload;   /* the group's */
+    unsigned window;        /* slots per sender */
+    bool     large;         /* the group carries large messages (RDMC) */
+};
+
+/* A slot header read once into @a h: nullptr and the slots it takes (a null
+ * run more than one) into @a count, or why no sender could have written it
+ * (another index; flags of no message or null run: unknown bits, or a null
+ * run that is also something else; an RDMC slot in a group without RDMC or
+ * of another size; a payload past max_payload; a null run of no slots, of
+ * more than the window, or past @a l.bound). */
+const char *check_slot_header(const slot_header &h, const slot_limits &l, int64_t &count);
 
 class receiver {
 public:

@@ -12,8 +12,8 @@
  * waits for the batch push): right after it commits message count/2 it
  * rewrites that slot's header in its own memory, as a buffer underflow
  * would, before the slot goes out. KIND size: a size past the window's;
- * index: another message number; rdmc: an RDMC slot whose descriptor names
- * a transfer 2^40 ahead (with -L); trim, admit, leaving: a view-change
+ * index: another message number; flags: a flag no sender sets; rdmc: an
+ * RDMC slot whose descriptor names a transfer 2^40 ahead (with -L); trim, admit, leaving: a view-change
  * decision for the current epoch nobody could have made (a trim 2^40
  * messages ahead, a joiner at row 1000, a member past the view leaving),
  * in its own row. The others must blame it, expel it and go on.
@@ -80,6 +80,8 @@ void corrupt_slot(const std::string &kind, std::span<std::byte> payload)
         h->size = 0x7fffffffu;
     } else if (kind == "index") {
         h->index += 1000;
+    } else if (kind == "flags") {
+        h->flags |= 1u << 7;
     } else if (kind == "rdmc") {
         const tc::smc::rdmc_descriptor d{64, int64_t{1} << 40};
         std::memcpy(payload.data(), &d, sizeof(d));

@@ -236,7 +236,7 @@ TEST_P(group_faults_on, join_after_a_failure_with_state_transfer)
  * failed with an I/O error, or looped accepting transfers). */
 TEST_P(group_faults_on, member_that_writes_an_impossible_slot_is_expelled)
 {
-    for (const std::string kind : {"size", "index", "rdmc"}) {
+    for (const std::string kind : {"size", "index", "flags", "rdmc"}) {
         SCOPED_TRACE(kind);
         cluster c(4, GetParam(),
                   "-b -g -c 200 -r 2000 -s 64 -L 65536 -H " + kind + ":2");
