@@ -235,6 +235,7 @@ void ucp_node::set_address(int r, const std::vector<std::byte> &address)
         ucp_request_param_t param{};
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         param.flags        = peer_errors_[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+        tc_write_lane_unbind_sender(write_lane_.get(), static_cast<uint32_t>(r), eps_[r]);
         ucs_status_ptr_t req = ucp_ep_close_nbx(eps_[r], &param);
         if (UCS_PTR_IS_PTR(req)) {
             ucp_request_free(req);   /* completes in the background */
@@ -273,6 +274,12 @@ ucp_ep_h ucp_node::ep(int r) const
         ucs_error("ucp_ep_create to rank %d failed: %s", r, ucs_status_string(status));
         eps_[r] = nullptr;
         return nullptr;
+    }
+    /* the write lane believes a write from node r only on this endpoint */
+    status = tc_write_lane_bind_sender(write_lane_.get(), static_cast<uint32_t>(r), eps_[r]);
+    if (status != UCS_OK) {
+        ucs_error("node %d: cannot bind the endpoint to %d to its writes: %s", rank_, r,
+                  ucs_status_string(status));
     }
     ucs_debug("node %d: endpoint to %d created on first use", rank_, r);
     return eps_[r];
@@ -449,6 +456,7 @@ ucp_node::~ucp_node()
         ucp_request_param_t param{};
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         param.flags        = peer_errors_[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+        tc_write_lane_unbind_sender(write_lane_.get(), static_cast<uint32_t>(r), eps_[r]);
         request_wait(engine_.get(), ucp_ep_close_nbx(eps_[r], &param), 10.0);
     }
 }

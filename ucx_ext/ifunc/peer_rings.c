@@ -326,6 +326,9 @@ tc_ifunc_peer_t *tc_ifunc_peer_get(tc_ifunc_mailbox_h mbox, int r)
         }
         peer->own_ep = 1;
     }
+    /* the write lane believes rank r's writes only on this endpoint */
+    (void)tc_write_lane_bind_sender(mbox->lane, (uint32_t)r, peer->ep); /* logged; its
+                                                   writes are then refused as forged */
     peer->slot_size    = info->slot_size;
     peer->depth        = info->depth;
     peer->trailer_mode = (info->signal == TC_IFUNC_SIGNAL_TRAILER);
@@ -718,6 +721,7 @@ void tc_ifunc_peers_release(tc_ifunc_mailbox_h mbox)
         if (peer->rkey != NULL) {
             ucp_rkey_destroy(peer->rkey);
         }
+        tc_write_lane_unbind_sender(mbox->lane, (uint32_t)r, peer->ep);
         if (peer->credit_memh != NULL) {
             tc_ifunc_region_unmap(mbox, peer->credit_memh, (void*)peer->credit);
         }
