@@ -32,6 +32,20 @@ ucs_status_t tc_put_lane_parse(const char *ep_info, char *out, size_t max);
 ucs_status_t tc_put_lane_describe(ucp_ep_h ep, char *out, size_t max);
 
 
+/**
+ * Unpack @a packed, a peer's rkey, on @a ep for puts to [address,
+ * address+length): UCS_ERR_OUT_OF_RANGE (the rkey destroyed) if that range
+ * is not inside what the peer registered as far as this process can see
+ * it. Where UCX maps the peer's memory into this process (shared memory:
+ * ucp_rkey_ptr works) the range must lie in the mapping that unpacking
+ * created; elsewhere the peer's side checks its range (an rkey on
+ * InfiniBand, the write lane's AM handler) or the put lands in the peer's
+ * own memory (cma, tcp). Slow path: reads /proc/self/maps twice.
+ */
+ucs_status_t tc_put_target_unpack(ucp_ep_h ep, const void *packed, uint64_t address,
+                                  size_t length, ucp_rkey_h *rkey_p);
+
+
 /** How a write travels (UCX_TC_WRITE_LANE). */
 typedef enum {
     TC_WRITE_LANE_AUTO, /**< RMA where UCP has an RMA lane to the peer, else AM */
