@@ -223,6 +223,8 @@ public:
     ucs_status_t allow_writes(registered_memory &mem, const rank_set &senders);
     void forbid_writes(const registered_memory &mem);
     tc_write_lane_stats_t write_lane_stats() const;
+    /* the worker's write lane itself, for tools and tests */
+    tc_write_lane_h write_lane() const { return write_lane_.get(); }
 
 private:
     ucs_status_t collective(const std::function<ucs_status_t()> &op) const;

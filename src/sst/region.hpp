@@ -80,6 +80,10 @@ public:
     {
         return remotes_[writable_[p]][member];
     }
+    /* we hold every member's rkey of part @a p */
+    bool may_write(int p) const { return writable_[p] >= 0; }
+    /* the write-lane key of our copy of part @a p (its owner names it so) */
+    uint64_t local_write_key(int p) const { return local_[p]->write_key(); }
     /* ucp_mem_map registrations and their bytes at this member */
     size_t registrations() const { return local_.size(); }
     size_t registered_bytes() const;
