@@ -28,6 +28,10 @@
  *    into our own memory.
  *  - Readers address a part through an array of part pointers: one load
  *    per cell, as base()+offset was; the bytes of a part are contiguous.
+ *    (Parts are separate allocations. One reserved range with a
+ *    UCP_MEM_MAP_FIXED allocation per part would keep base()+offset: UCX's
+ *    posix md maps a FIXED allocation with MAP_FIXED, but it would put a
+ *    second mechanism under every region for no gain on the read path.)
  *
  * Creation is collective among the members only: descriptors travel point
  * to point over the node's active messages (ucp_node::exchange_personal),

@@ -218,6 +218,8 @@ int main(int argc, char **argv)
             }
         }
     }
+    std::printf("rank %d: writes to %d: %s\n", me, (me + 1) % kMembers,
+                node->write_lane_name((me + 1) % kMembers).c_str());
     const auto s = node->write_lane_stats();
     std::printf("rank %d: %s%s\n", me, found.empty() ? "rows ok" : "rows corrupted:",
                 found.c_str());
