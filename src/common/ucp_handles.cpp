@@ -73,12 +73,13 @@ registered_memory::registered_memory(ucp_context_h context, size_t length)
     }
 
     ucp_mem_attr_t attr{};
-    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
     status_         = ucp_mem_query(memh_, &attr);
     if (status_ != UCS_OK) {
         return;
     }
-    address_ = attr.address;
+    address_       = attr.address;
+    mapped_length_ = attr.length;
     std::memset(address_, 0, length);
 
     void *rkey_buf   = nullptr;
@@ -111,7 +112,7 @@ registered_memory::~registered_memory()
 }
 
 ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descriptor,
-                                  remote_memory &out)
+                                  remote_memory &out, size_t length)
 {
     if (ep == nullptr) {
         return UCS_ERR_UNREACHABLE;   /* ucp_node::ep() logged why */
@@ -123,9 +124,14 @@ ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descri
     std::memcpy(&out.address, descriptor.data(), sizeof(out.address));
     std::memcpy(&out.write_key, descriptor.data() + sizeof(out.address), sizeof(out.write_key));
     ucp_rkey_h rkey;
-    ucs_status_t status = ucp_ep_rkey_unpack(ep, descriptor.data() + kDescriptorPrefix, &rkey);
+    const void *packed  = descriptor.data() + kDescriptorPrefix;
+    ucs_status_t status = (length > 0) ?
+                          tc_put_target_unpack(ep, packed, out.address, length, &rkey) :
+                          ucp_ep_rkey_unpack(ep, packed, &rkey);
     if (status != UCS_OK) {
-        ucs_error("ucp_ep_rkey_unpack failed: %s", ucs_status_string(status));
+        ucs_error("%s failed: %s", (length > 0) ? "unpacking a peer's put target" :
+                                                  "ucp_ep_rkey_unpack",
+                  ucs_status_string(status));
         return status;
     }
     out.rkey.reset(rkey);
@@ -235,6 +241,7 @@ void ucp_node::set_address(int r, const std::vector<std::byte> &address)
         ucp_request_param_t param{};
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         param.flags        = peer_errors_[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+        tc_write_lane_unbind_sender(write_lane_.get(), static_cast<uint32_t>(r), eps_[r]);
         ucs_status_ptr_t req = ucp_ep_close_nbx(eps_[r], &param);
         if (UCS_PTR_IS_PTR(req)) {
             ucp_request_free(req);   /* completes in the background */
@@ -273,6 +280,12 @@ ucp_ep_h ucp_node::ep(int r) const
         ucs_error("ucp_ep_create to rank %d failed: %s", r, ucs_status_string(status));
         eps_[r] = nullptr;
         return nullptr;
+    }
+    /* the write lane believes a write from node r only on this endpoint */
+    status = tc_write_lane_bind_sender(write_lane_.get(), static_cast<uint32_t>(r), eps_[r]);
+    if (status != UCS_OK) {
+        ucs_error("node %d: cannot bind the endpoint to %d to its writes: %s", rank_, r,
+                  ucs_status_string(status));
     }
     ucs_debug("node %d: endpoint to %d created on first use", rank_, r);
     return eps_[r];
@@ -449,6 +462,7 @@ ucp_node::~ucp_node()
         ucp_request_param_t param{};
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         param.flags        = peer_errors_[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+        tc_write_lane_unbind_sender(write_lane_.get(), static_cast<uint32_t>(r), eps_[r]);
         request_wait(engine_.get(), ucp_ep_close_nbx(eps_[r], &param), 10.0);
     }
 }
@@ -475,6 +489,114 @@ ucs_status_t ucp_node::allgather_blobs(std::span<const std::byte> mine,
         offset += lens[r];
     }
     return UCS_OK;
+}
+
+ucs_status_t ucp_node::exchange_personal(std::span<const int> ids,
+                                         const std::vector<std::vector<std::byte>> &to,
+                                         std::vector<std::vector<std::byte>> &from)
+{
+    const size_t n = ids.size();
+    std::vector<int> list(ids.begin(), ids.end());
+    /* a channel of its own: not any member scope's (whose names hash the
+     * same list with their own count) */
+    const uint64_t name = member_channel::name_of(list, personal_exchanges_[list]++) ^
+                          0x706572736f6e616cull;   /* "personal" */
+    struct header {
+        uint64_t channel;
+        uint32_t round;
+        int32_t  sender;
+    } const h{name, 0, static_cast<int32_t>(rank_)};
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags        = UCP_AM_SEND_FLAG_EAGER;
+    std::vector<ucs_status_ptr_t> requests;
+    ucs_status_t status = UCS_OK;
+    from.assign(n, {});
+    std::vector<bool> have(n, false);
+    for (size_t i = 0; i < n && status == UCS_OK; ++i) {
+        if (ids[i] == rank_) {
+            have[i] = true;
+            continue;
+        }
+        ucp_ep_h e = ep(ids[i]);
+        if (e == nullptr) {
+            status = UCS_ERR_UNREACHABLE;   /* ep() logged it */
+            break;
+        }
+        ucs_status_ptr_t req = ucp_am_send_nbx(e, collective_inbox::kAmId, &h, sizeof(h),
+                                               to[i].data(), to[i].size(), &param);
+        if (UCS_PTR_IS_ERR(req)) {
+            status = UCS_PTR_STATUS(req);
+        } else if (req != nullptr) {
+            requests.push_back(req);
+        }
+    }
+    int failed = -1;
+    auto all_here = [&]() {
+        bool all = true;
+        for (size_t i = 0; i < n; ++i) {
+            if (have[i]) {
+                continue;
+            }
+            if (inbox_.take(name, 0, ids[i], from[i])) {
+                have[i] = true;
+            } else if (peer_failed(ids[i])) {
+                failed = ids[i];
+                return true;
+            } else {
+                all = false;
+            }
+        }
+        return all;
+    };
+    if (status == UCS_OK) {
+        const auto deadline = std::chrono::steady_clock::now() +
+                              std::chrono::duration<double>(boot_timeout_s_);
+        if (members_ == nullptr && view_boot_) {
+            /* inside a poller (a view change): the worker only */
+            while (!all_here() && std::chrono::steady_clock::now() < deadline) {
+                if (ucp_worker_progress(worker_.get()) == 0) {
+                    std::this_thread::sleep_for(std::chrono::microseconds(20));
+                }
+            }
+            status = all_here() ? UCS_OK : UCS_ERR_TIMED_OUT;
+        } else {
+            using check = decltype(all_here);
+            status = tc_progress_until(
+                    engine_.get(), [](void *arg) -> int { return (*static_cast<check*>(arg))(); },
+                    &all_here, boot_timeout_s_);
+        }
+        if (status == UCS_OK && failed >= 0) {
+            ucs_error("node %d: node %d failed while exchanging descriptors", rank_, failed);
+            status = UCS_ERR_UNREACHABLE;
+        } else if (status != UCS_OK) {
+            ucs_error("node %d: an exchange among %zu nodes did not complete within %.1f s",
+                      rank_, n, boot_timeout_s_);
+        }
+    }
+    for (ucs_status_ptr_t req : requests) {
+        if (members_ == nullptr && view_boot_) {
+            const auto until = std::chrono::steady_clock::now() +
+                               std::chrono::duration<double>(boot_timeout_s_);
+            while (ucp_request_check_status(req) == UCS_INPROGRESS &&
+                   std::chrono::steady_clock::now() < until) {
+                ucp_worker_progress(worker_.get());
+            }
+            if (ucp_request_check_status(req) == UCS_INPROGRESS) {
+                ucp_request_cancel(worker_.get(), req);
+            }
+            const ucs_status_t sent = ucp_request_check_status(req);
+            ucp_request_free(req);
+            status = (status != UCS_OK) ? status : sent;
+            continue;
+        }
+        const ucs_status_t sent = request_wait(engine_.get(), req, boot_timeout_s_);
+        status                  = (status != UCS_OK) ? status : sent;
+    }
+    if (status != UCS_OK) {
+        inbox_.drop(name);
+    }
+    return status;
 }
 
 ucs_status_t ucp_node::exchange(const registered_memory &mem, std::vector<remote_memory> &remotes)

@@ -61,6 +61,8 @@ public:
     ucs_status_t status() const { return status_; }
     void *address() const { return address_; }
     size_t length() const { return length_; }
+    /* what UCX mapped: length() rounded up to its allocation unit (a page) */
+    size_t mapped_length() const { return mapped_length_; }
     ucp_mem_h memh() const { return memh_; }
     /* packed rkey, prefixed by the 8-byte remote address and the 8-byte
      * write-lane key (0 until ucp_node::allow_writes) */
@@ -73,6 +75,7 @@ private:
     ucp_mem_h              memh_    = nullptr;
     void                   *address_ = nullptr;
     size_t                 length_;
+    size_t                 mapped_length_ = 0;
     std::vector<std::byte> descriptor_;
     uint64_t               write_key_ = 0;
     ucs_status_t           status_;
@@ -85,8 +88,11 @@ struct remote_memory {
     rkey_ptr rkey;
 };
 
+/* With @a length: the peer's memory is a put target for [address,
+ * address+length), checked where we can see its registration
+ * (tc_put_target_unpack); a range outside it fails. */
 ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descriptor,
-                                  remote_memory &out);
+                                  remote_memory &out, size_t length = 0);
 
 /*
  * One UCP context + worker + progress engine over the ranks of a bootstrap.
@@ -168,6 +174,19 @@ public:
     ucs_status_t allgather_blobs(std::span<const std::byte> mine,
                                  std::vector<std::vector<std::byte>> &all) const;
 
+    /*
+     * Collective among the nodes @a ids (this node among them; the same
+     * list, in the same order, at each; nodes that share exchanges over a
+     * list make them in the same order): @a to[i] goes to node ids[i] alone
+     * and @a from[i] is what node ids[i] sent us, over active messages
+     * between the two only (so an rkey meant for one peer reaches no
+     * other). Progresses the way this node's collectives do; fails after
+     * the bootstrap timeout or when UCX reports one of them failed.
+     */
+    ucs_status_t exchange_personal(std::span<const int> ids,
+                                   const std::vector<std::vector<std::byte>> &to,
+                                   std::vector<std::vector<std::byte>> &from);
+
     /* Exchange a registered region's descriptor with every rank. */
     ucs_status_t exchange(const registered_memory &mem, std::vector<remote_memory> &remotes);
 
@@ -204,6 +223,8 @@ public:
     ucs_status_t allow_writes(registered_memory &mem, const rank_set &senders);
     void forbid_writes(const registered_memory &mem);
     tc_write_lane_stats_t write_lane_stats() const;
+    /* the worker's write lane itself, for tools and tests */
+    tc_write_lane_h write_lane() const { return write_lane_.get(); }
 
 private:
     ucs_status_t collective(const std::function<ucs_status_t()> &op) const;
@@ -233,6 +254,7 @@ private:
     mutable collective_inbox inbox_;
     member_channel         *members_ = nullptr;   /* the open member scope */
     std::map<std::vector<int>, uint32_t> scopes_opened_;   /* by ids */
+    std::map<std::vector<int>, uint32_t> personal_exchanges_;   /* by ids */
     /* created on first use (ep()), hence mutable */
     mutable std::vector<ucp_ep_h> eps_;
     /* What the node keeps per peer id; UCX holds its address as the

@@ -179,9 +179,8 @@ public:
     /* view sender @a sender's slot @a index, at its original position */
     std::byte *slot(int sender, int64_t index) const
     {
-        return slots->base() +
-               (map.sender_column(sender) * settings.window + index % settings.window) *
-                       settings.stride;
+        return slots->part(map.sender_column(sender)) +
+               (index % settings.window) * settings.stride;
     }
     smc::slot_header *header(int sender, int64_t index) const
     {

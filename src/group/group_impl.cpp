@@ -97,17 +97,23 @@ struct view_regions {
 };
 
 ucs_status_t create_view_regions(ucp_node &node, const group_params &p, const sst::layout &row,
-                                 size_t slot_bytes, view_regions &out)
+                                 size_t window_bytes, std::span<const int> window_owners,
+                                 view_regions &out)
 {
     ucs_status_t status = sst::table::create(node, p.members, row, out.table);
     if (status == UCS_OK) {
-        status = sst::mirrored_region::create(node, p.members, slot_bytes, out.slots);
+        /* one window per sender column, its sender's alone */
+        status = sst::mirrored_region::create(node, p.members, window_bytes, window_owners,
+                                              out.slots);
     }
     if (status == UCS_OK && membership::view_exchange::rebuilds_on_failure(p)) {
-        status = sst::mirrored_region::create(
-                node, p.members,
-                membership::view_exchange::region_bytes(static_cast<int>(p.members.size())),
-                out.exchange);
+        std::vector<int> rows(p.members.size());
+        for (size_t m = 0; m < rows.size(); ++m) {
+            rows[m] = static_cast<int>(m);
+        }
+        status = sst::mirrored_region::create(node, p.members,
+                                              membership::view_exchange::row_bytes(), rows,
+                                              out.exchange);
     }
     return status;
 }
@@ -142,9 +148,12 @@ ucs_status_t group_impl::init()
 {
     const auto &s = ctx_.settings;
     view_regions regions;
-    ucs_status_t status = create_view_regions(
-            ctx_.node, ctx_.params, ctx_.layout,
-            s.stride * s.window * static_cast<size_t>(ctx_.map.sender_count()), regions);
+    std::vector<int> window_owners(static_cast<size_t>(ctx_.map.sender_count()));
+    for (int sender = 0; sender < ctx_.map.sender_count(); ++sender) {
+        window_owners[ctx_.map.sender_column(sender)] = ctx_.map.sender_row(sender);
+    }
+    ucs_status_t status = create_view_regions(ctx_.node, ctx_.params, ctx_.layout,
+                                              s.stride * s.window, window_owners, regions);
     if (status != UCS_OK) {
         return status;
     }

@@ -47,24 +47,24 @@ ucs_status_t view_exchange::round(round_ctx &x, const void *buf, size_t len, voi
     const int me         = ctx_.me();
     const uint64_t round = ++x.round;
     const size_t slot    = (round % 2) * kSlotSize;
-    auto at = [&](int row) { return region_->base() + row * kRowBytes + slot; };
+    auto at = [&](int row) { return region_->part(row) + slot; };
     std::byte *mine = at(me);
     if (len > 0) {
         std::memcpy(mine + 16, buf, len);   /* a barrier passes no buffer */
     }
     sst::store_word(mine + 8, static_cast<int64_t>(len));
-    const size_t off    = static_cast<size_t>(me) * kRowBytes + slot;
+    const size_t off    = slot;   /* in our row, a part of its own */
     ucs_status_t status = UCS_OK;
     for (int row : x.rows) {
         if (row != me && status == UCS_OK) {
-            status = region_->push(ctx_.pusher, row, off + 8, 8 + len, put_purpose::other);
+            status = region_->push(ctx_.pusher, row, me, off + 8, 8 + len, put_purpose::other);
         }
     }
     status = (status != UCS_OK) ? status : ctx_.pusher.fence();
     sst::store_word(mine, static_cast<int64_t>(round));   /* the round last */
     for (int row : x.rows) {
         if (row != me && status == UCS_OK) {
-            status = region_->push(ctx_.pusher, row, off, 8, put_purpose::other);
+            status = region_->push(ctx_.pusher, row, me, off, 8, put_purpose::other);
         }
     }
     if (status != UCS_OK) {

@@ -45,7 +45,8 @@ public:
     {
         return p.rdmc_max_message > 0 && !p.threaded_senders;
     }
-    static size_t region_bytes(int members) { return kRowBytes * static_cast<size_t>(members); }
+    /* one row per member, each a part its member alone writes */
+    static size_t row_bytes() { return kRowBytes; }
 
     /* collective, with the view's other regions */
     void adopt(std::unique_ptr<sst::mirrored_region> region) { region_ = std::move(region); }

@@ -330,7 +330,7 @@ private:
     ucs_status_t put_word_to_all(size_t off, int64_t value)
     {
         store_word(control() + off, value);
-        return control_->push_all(pusher_, off, sizeof(value), put_purpose::counter);
+        return control_->push_all(pusher_, 0, off, sizeof(value), put_purpose::counter);
     }
 
     int free_slot() const

@@ -276,7 +276,8 @@ ucs_status_t sender::push_batch(flush_cause cause)
         const size_t bytes  = nulls ? sizeof(slot_header) :
                               (nslots - 1) * ctx_.settings.stride + sizeof(slot_header) +
                               last_size;
-        status = ctx_.slots->push_all(ctx_.pusher, ctx_.slot(me, seg) - ctx_.slots->base(), bytes,
+        status = ctx_.slots->push_all(ctx_.pusher, ctx_.map.sender_column(me),
+                                      ctx_.slot(me, seg) - ctx_.slot(me, 0), bytes,
                                       nulls ? put_purpose::null_message : put_purpose::data,
                                       /*snapshot=*/false);
         seg = end;

@@ -12,21 +12,26 @@ ucs_status_t table::create(ucp_node &node, std::span<const int> members, const l
 {
     out.reset();
     std::unique_ptr<mirrored_region> region;
-    ucs_status_t status = mirrored_region::create(node, members, l.row_bytes() * members.size(),
-                                                  region);
+    /* row m is member m's part: its rkey goes to m alone */
+    std::vector<int> owners(members.size());
+    for (size_t m = 0; m < owners.size(); ++m) {
+        owners[m] = static_cast<int>(m);
+    }
+    ucs_status_t status = mirrored_region::create(node, members, l.row_bytes(), owners, region);
     if (status != UCS_OK || !region) {
         return status;
     }
     auto t        = std::make_unique<table>();
     t->region_    = std::move(region);
     t->row_bytes_ = l.row_bytes();
+    t->rows_      = t->region_->parts();
     out           = std::move(t);
     return UCS_OK;
 }
 
 ucs_status_t table::push_bytes(pusher &p, size_t offset, size_t len, put_purpose purpose) const
 {
-    return region_->push_all(p, my_index() * row_bytes_ + offset, len, purpose);
+    return region_->push_all(p, my_index(), offset, len, purpose);
 }
 
 int predicates::add(std::function<bool()> predicate, std::function<unsigned()> trigger, kind k)

@@ -6,7 +6,9 @@
  * entries each) and laid out at creation, so that a protocol whose width
  * depends on the view (one counter per sender) still gets named columns.
  * A member writes only its own row and pushes byte ranges of it: one column,
- * or a run of adjacent columns in one put.
+ * or a run of adjacent columns in one put. Each row is a registration of
+ * its own whose rkey only its member holds (sst/region.hpp), so a member
+ * can put into its own row at its peers and nowhere else.
  *
  * Reads of peers' rows are racy by design (peers overwrite them at any time):
  * 8-byte columns are read with one atomic load, so each value is one that a
@@ -60,6 +62,7 @@ public:
     int member_count() const { return region_->member_count(); }
     void set_active(std::vector<bool> active) { region_->set_active(std::move(active)); }
     int my_index() const { return region_->my_index(); }
+    const mirrored_region &region() const { return *region_; }
 
     template<class T> T get(int member, column<T> c, size_t i = 0) const
     {
@@ -114,12 +117,13 @@ public:
 private:
     template<class T> std::byte *cell(int member, column<T> c, size_t i) const
     {
-        return region_->base() + member * row_bytes_ + c.offset + i * sizeof(T);
+        return rows_[member] + c.offset + i * sizeof(T);
     }
 
     ucs_status_t push_bytes(pusher &p, size_t offset, size_t len, put_purpose purpose) const;
 
     std::unique_ptr<mirrored_region> region_;
+    std::byte *const                 *rows_     = nullptr;   /* region_'s parts: row m */
     size_t                           row_bytes_ = 0;
 };
 

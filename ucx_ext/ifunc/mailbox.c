@@ -251,6 +251,9 @@ static void tc_ifunc_mailbox_disconnect(tc_ifunc_mailbox_h mbox, int collective)
     }
     for (r = 0; r < mbox->size; ++r) {
         peer = mbox->peers[r];
+        if (peer != NULL) {
+            tc_write_lane_unbind_sender(mbox->lane, (uint32_t)r, peer->ep);
+        }
         if ((peer == NULL) || !peer->own_ep) {
             continue;
         }

@@ -36,6 +36,11 @@
  *  - A control message is input: its size, magic, type, sender rank and
  *    rkey length are checked before use, and one out of turn (a second
  *    request, a grant nobody asked for) is rejected, counted and logged once.
+ *  - The addresses a REQUEST (credit line) and a GRANT (ring) carry are put
+ *    targets only once they lie inside what the rkey beside them maps
+ *    (tc_put_target_unpack): the whole ring of depth x slot size, the
+ *    credit word. One outside is the peer's fault: rejected, counted and
+ *    logged once; no ring (or no credit line) is used with it.
  *
  * Threads: the handler runs inside ucp_worker_progress of the mailbox's
  * worker, everything else on the thread that drives the mailbox's engine.
@@ -326,6 +331,9 @@ tc_ifunc_peer_t *tc_ifunc_peer_get(tc_ifunc_mailbox_h mbox, int r)
         }
         peer->own_ep = 1;
     }
+    /* the write lane believes rank r's writes only on this endpoint */
+    (void)tc_write_lane_bind_sender(mbox->lane, (uint32_t)r, peer->ep); /* logged; its
+                                                   writes are then refused as forged */
     peer->slot_size    = info->slot_size;
     peer->depth        = info->depth;
     peer->trailer_mode = (info->signal == TC_IFUNC_SIGNAL_TRAILER);
@@ -501,8 +509,19 @@ static ucs_status_t tc_ifunc_ring_make(tc_ifunc_mailbox_h mbox, tc_ifunc_peer_t 
         status = UCS_ERR_UNSUPPORTED;
         goto err_unmap;
     }
-    status = ucp_ep_rkey_unpack(peer->ep, msg->rkey, &rx->credit_rkey);
-    if (status != UCS_OK) {
+    /* the credit line as requested: our puts of the consumed count go
+     * inside what its rkey maps, or the request is refused (its fault) */
+    if ((msg->hdr.addr % sizeof(uint64_t)) != 0) {
+        status = UCS_ERR_OUT_OF_RANGE;
+    } else {
+        status = tc_put_target_unpack(peer->ep, msg->rkey, msg->hdr.addr, sizeof(uint64_t),
+                                      &rx->credit_rkey);
+    }
+    if (status == UCS_ERR_OUT_OF_RANGE) {
+        tc_ifunc_control_reject(mbox, "its credit line is outside what its rkey maps",
+                                &msg->hdr);
+        goto err_unmap;
+    } else if (status != UCS_OK) {
         ucs_error("ifunc rank %d: the credit rkey of rank %d: %s", mbox->rank, peer->rank,
                   ucs_status_string(status));
         goto err_unmap;
@@ -570,10 +589,21 @@ static void tc_ifunc_on_grant(tc_ifunc_mailbox_h mbox, tc_ifunc_peer_t *peer,
         peer->tx = TC_IFUNC_TX_FAILED;
         return;
     }
-    status = ucp_ep_rkey_unpack(peer->ep, msg->rkey, &peer->rkey);
+    /* the ring as granted: depth frames of the receiver's slot size, all
+     * inside what its rkey maps, or no frame goes there (its fault) */
+    if ((msg->hdr.addr % 64) != 0) {
+        status = UCS_ERR_OUT_OF_RANGE;
+    } else {
+        status = tc_put_target_unpack(peer->ep, msg->rkey, msg->hdr.addr,
+                                      (size_t)peer->depth * peer->slot_size, &peer->rkey);
+    }
     if (status != UCS_OK) {
-        ucs_error("ifunc rank %d: the ring rkey of rank %d: %s", mbox->rank, peer->rank,
-                  ucs_status_string(status));
+        if (status == UCS_ERR_OUT_OF_RANGE) {
+            tc_ifunc_control_reject(mbox, "its ring is outside what its rkey maps", &msg->hdr);
+        } else {
+            ucs_error("ifunc rank %d: the ring rkey of rank %d: %s", mbox->rank, peer->rank,
+                      ucs_status_string(status));
+        }
         peer->rkey = NULL;
         peer->tx   = TC_IFUNC_TX_FAILED;
         return;
@@ -718,6 +748,7 @@ void tc_ifunc_peers_release(tc_ifunc_mailbox_h mbox)
         if (peer->rkey != NULL) {
             ucp_rkey_destroy(peer->rkey);
         }
+        tc_write_lane_unbind_sender(mbox->lane, (uint32_t)r, peer->ep);
         if (peer->credit_memh != NULL) {
             tc_ifunc_region_unmap(mbox, peer->credit_memh, (void*)peer->credit);
         }

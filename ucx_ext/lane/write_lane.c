@@ -10,6 +10,14 @@
  *   allowed with tc_write_lane_allow(), wholly inside it, and only for a
  *   sender the region admits. Anything else is counted by reason, logged
  *   once per reason, and dropped; the next message is served.
+ * - The sender a write names is believed only if the message came in on
+ *   an endpoint bound to that sender (tc_write_lane_bind_sender): UCP's
+ *   reply endpoint of the message, which is the receiver's endpoint of the
+ *   matched pair the sender wrote on. A write that names a sender whose
+ *   endpoints it did not come in on is "forged-sender". So a region that
+ *   admits one sender (a ring, an SST row, an SMC window) is written over
+ *   the AM lane by that sender's process alone, as a region whose rkey
+ *   only that sender holds is over an RMA lane that checks rkeys.
  * - A region is never written after tc_write_lane_forbid() returns: the
  *   handler stores under the registry lock that forbid takes. Keys are
  *   never reused, so a write for a region that has ended is known as late
@@ -54,11 +62,21 @@ typedef struct tc_write_region {
     size_t    num_senders;   /* bits in senders */
 } tc_write_region_t;
 
+/* The endpoints a sender id's writes may come in on: one per user of the
+ * lane that talks to it (the group's node, a mailbox), and for a moment
+ * the one being replaced. */
+#define TC_WRITE_LANE_EPS_PER_SENDER 4
+
+typedef struct tc_write_sender_eps {
+    ucp_ep_h eps[TC_WRITE_LANE_EPS_PER_SENDER];
+} tc_write_sender_eps_t;
+
 typedef enum {
     TC_WRITE_REJECT_MALFORMED,
     TC_WRITE_REJECT_UNKNOWN,
     TC_WRITE_REJECT_RANGE,
     TC_WRITE_REJECT_SENDER,
+    TC_WRITE_REJECT_FORGED,
     TC_WRITE_REJECT_LAST
 } tc_write_reject_t;
 
@@ -67,6 +85,7 @@ static const char *tc_write_reject_names[] = {
     [TC_WRITE_REJECT_UNKNOWN]   = "unknown-region",
     [TC_WRITE_REJECT_RANGE]     = "out-of-range",
     [TC_WRITE_REJECT_SENDER]    = "non-member",
+    [TC_WRITE_REJECT_FORGED]    = "forged-sender",
 };
 
 struct tc_write_lane {
@@ -80,6 +99,8 @@ struct tc_write_lane {
     size_t               num_regions;
     size_t               max_regions;
     uint64_t             last_key;    /* keys 1..last_key were given out */
+    tc_write_sender_eps_t *sender_eps; /* by sender id: where its writes come in */
+    size_t               num_sender_eps;
     uint64_t             stored;
     uint64_t             late;
     uint64_t             bytes_stored;
@@ -106,6 +127,24 @@ static int tc_write_region_admits(const tc_write_region_t *region, uint32_t send
     return (region->senders == NULL) ||
            ((sender < region->num_senders) &&
             (region->senders[sender / 64] & (1ull << (sender % 64))));
+}
+
+/* The message came in on an endpoint bound to the sender it names. */
+static int tc_write_lane_sender_genuine(const tc_write_lane_h lane, uint32_t sender,
+                                        const ucp_am_recv_param_t *param)
+{
+    unsigned i;
+
+    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) || (param->reply_ep == NULL) ||
+        (sender >= lane->num_sender_eps)) {
+        return 0;
+    }
+    for (i = 0; i < TC_WRITE_LANE_EPS_PER_SENDER; ++i) {
+        if (lane->sender_eps[sender].eps[i] == param->reply_ep) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* A private copy of a caller's sender set (NULL stays NULL: any sender). */
@@ -167,6 +206,8 @@ static ucs_status_t tc_write_lane_on_am(void *arg, const void *header, size_t he
         tc_write_lane_reject(lane, TC_WRITE_REJECT_RANGE, &hdr, length);
     } else if (!tc_write_region_admits(region, hdr.sender)) {
         tc_write_lane_reject(lane, TC_WRITE_REJECT_SENDER, &hdr, length);
+    } else if (!tc_write_lane_sender_genuine(lane, hdr.sender, param)) {
+        tc_write_lane_reject(lane, TC_WRITE_REJECT_FORGED, &hdr, length);
     } else {
         memcpy((void*)(uintptr_t)hdr.address, data, length);
         ++lane->stored;
@@ -270,6 +311,7 @@ void tc_write_lane_destroy(tc_write_lane_h lane)
         free(lane->regions[i].senders);
     }
     free(lane->regions);
+    free(lane->sender_eps);
     free(lane);
 }
 
@@ -372,6 +414,59 @@ ucs_status_t tc_write_lane_set_senders(tc_write_lane_h lane, const void *base,
     return status;
 }
 
+ucs_status_t tc_write_lane_bind_sender(tc_write_lane_h lane, uint32_t sender, ucp_ep_h ep)
+{
+    tc_write_sender_eps_t *grown;
+    ucs_status_t status = UCS_ERR_EXCEEDS_LIMIT;
+    size_t count;
+    unsigned i;
+
+    pthread_mutex_lock(&lane->lock);
+    if (sender >= lane->num_sender_eps) {
+        count = (sender + 1 > 2 * lane->num_sender_eps) ? sender + 1 : 2 * lane->num_sender_eps;
+        grown = realloc(lane->sender_eps, count * sizeof(*grown));
+        if (grown == NULL) {
+            status = UCS_ERR_NO_MEMORY;
+            goto out;
+        }
+        memset(grown + lane->num_sender_eps, 0,
+               (count - lane->num_sender_eps) * sizeof(*grown));
+        lane->sender_eps     = grown;
+        lane->num_sender_eps = count;
+    }
+    for (i = 0; i < TC_WRITE_LANE_EPS_PER_SENDER; ++i) {
+        if (lane->sender_eps[sender].eps[i] == ep) {
+            status = UCS_OK;   /* bound already */
+            goto out;
+        }
+    }
+    for (i = 0; i < TC_WRITE_LANE_EPS_PER_SENDER; ++i) {
+        if (lane->sender_eps[sender].eps[i] == NULL) {
+            lane->sender_eps[sender].eps[i] = ep;
+            status = UCS_OK;
+            goto out;
+        }
+    }
+    ucs_error("write lane: sender %u has %d endpoints bound already", sender,
+              TC_WRITE_LANE_EPS_PER_SENDER);
+out:
+    pthread_mutex_unlock(&lane->lock);
+    return status;
+}
+
+void tc_write_lane_unbind_sender(tc_write_lane_h lane, uint32_t sender, ucp_ep_h ep)
+{
+    unsigned i;
+
+    pthread_mutex_lock(&lane->lock);
+    for (i = 0; (sender < lane->num_sender_eps) && (i < TC_WRITE_LANE_EPS_PER_SENDER); ++i) {
+        if (lane->sender_eps[sender].eps[i] == ep) {
+            lane->sender_eps[sender].eps[i] = NULL;
+        }
+    }
+    pthread_mutex_unlock(&lane->lock);
+}
+
 void tc_write_lane_forbid(tc_write_lane_h lane, const void *base)
 {
     size_t i;
@@ -403,8 +498,10 @@ ucs_status_ptr_t tc_write_lane_write(tc_write_lane_h lane, tc_write_lane_mode_t 
         am.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
         am.flags         = 0;
     }
-    /* eager: the handler stores the bytes as they arrive, in send order */
-    am.flags        |= UCP_AM_SEND_FLAG_EAGER;
+    /* eager: the handler stores the bytes as they arrive, in send order;
+     * reply: the receiver learns the endpoint it came in on, which is how
+     * it knows the sender (the header's sender is only a claim) */
+    am.flags        |= UCP_AM_SEND_FLAG_EAGER | UCP_AM_SEND_FLAG_REPLY;
     header->address  = raddr;
     header->region   = region_key;
     header->sender   = sender;
@@ -421,6 +518,7 @@ void tc_write_lane_query(tc_write_lane_h lane, tc_write_lane_stats_t *stats)
     stats->rejected_unknown   = lane->rejected[TC_WRITE_REJECT_UNKNOWN];
     stats->rejected_range     = lane->rejected[TC_WRITE_REJECT_RANGE];
     stats->rejected_sender    = lane->rejected[TC_WRITE_REJECT_SENDER];
+    stats->rejected_forged    = lane->rejected[TC_WRITE_REJECT_FORGED];
     stats->dropped_late       = lane->late;
     pthread_mutex_unlock(&lane->lock);
 }

@@ -127,6 +127,33 @@ INSTANTIATE_TEST_SUITE_P(transports, ifunc_tear,
                              return tl.param.substr(0, tl.param.find(','));
                          });
 
+/* A hostile mailbox's GRANT (its ring) or REQUEST (its credit line) names
+ * an address outside what it registered (test/helpers/ifunc_grant.c). Over
+ * shared memory our puts there would store into our own memory: the
+ * honest rank refuses it, counts it once and logs it once, and goes on.
+ * (Over tcp the puts travel on the AM lane and the hostile's own lane
+ * refuses them: nothing of ours is at stake, so it is not tested there.) */
+class ifunc_grant : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ifunc_grant, a_target_outside_the_registration_is_refused)
+{
+    auto r = tc_test::run_command("UCX_TLS=posix,self " +
+                                  tc_test::build_path("src/tools/twochains-run") +
+                                  " -n 2 --timeout 60 -- " +
+                                  tc_test::build_path("test/helpers/ifunc_grant") + " " +
+                                  GetParam());
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("forged the " + GetParam() + " address"))
+            << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("[0] ifunc_grant rank 0: case " + GetParam() +
+                                               ": OK")) << r.output;
+    EXPECT_EQ(1u, count(r.output, "rejected a " + GetParam() + " control message"))
+            << r.output;
+    EXPECT_EQ(1u, count(r.output, "outside what its rkey maps")) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(posix, ifunc_grant, ::testing::Values("grant", "request"));
+
 const bad_param cases[] = {
     {"", "size_zero", "size"},
     {"", "size_big", "size"},

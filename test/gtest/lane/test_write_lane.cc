@@ -78,6 +78,12 @@ public:
                                                    UCP_ERR_HANDLING_MODE_NONE;
         EXPECT_EQ(UCS_OK, ucp_ep_create(sender_, &ep_params, &ep_));
         ucp_worker_release_address(receiver_, address);
+        /* the receiver's endpoint back: UCP matches it with ep_ into one
+         * pair, and the lane knows a sender by it */
+        EXPECT_EQ(UCS_OK, ucp_worker_get_address(sender_, &address, &length));
+        ep_params.address = address;
+        EXPECT_EQ(UCS_OK, ucp_ep_create(receiver_, &ep_params, &back_ep_));
+        ucp_worker_release_address(sender_, address);
 
         ucp_mem_map_params_t map{};
         map.field_mask = UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
@@ -104,6 +110,7 @@ public:
         param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         param.flags        = peer_errors_ ? UCP_EP_CLOSE_FLAG_FORCE : 0;
         wait(ucp_ep_close_nbx(ep_, &param));
+        wait(ucp_ep_close_nbx(back_ep_, &param));
         tc_write_lane_destroy(send_lane_);
         tc_write_lane_destroy(recv_lane_);
         ucp_mem_unmap(context_, memh_);
@@ -150,6 +157,10 @@ public:
     {
         tc_write_header_t header{};
         ucp_request_param_t param{};
+        if (bind_on_write && sender < (1u << 20)) {
+            /* the honest case: the sender is who it says */
+            EXPECT_EQ(UCS_OK, tc_write_lane_bind_sender(recv_lane_, sender, back_ep_));
+        }
         ucs_status_t status = wait(tc_write_lane_write(send_lane_, kind_, ep_, sender, src, len,
                                                        raddr, rkey_, key ? key : key_, &param,
                                                        &header));
@@ -186,7 +197,7 @@ public:
     {
         const auto s = stats();
         return s.stored + s.rejected_malformed + s.rejected_unknown + s.rejected_range +
-               s.rejected_sender + s.dropped_late;
+               s.rejected_sender + s.rejected_forged + s.dropped_late;
     }
 
     uint64_t base() const { return reinterpret_cast<uintptr_t>(region_); }
@@ -202,6 +213,8 @@ public:
     ucp_worker_h         sender_ = nullptr, receiver_ = nullptr;
     tc_write_lane_h      send_lane_ = nullptr, recv_lane_ = nullptr;
     ucp_ep_h             ep_      = nullptr;
+    ucp_ep_h             back_ep_ = nullptr;   /* receiver -> sender */
+    bool                 bind_on_write = true;
     ucp_mem_h            memh_    = nullptr;
     ucp_rkey_h           rkey_    = nullptr;
     uint8_t              *region_ = nullptr;
@@ -258,6 +271,7 @@ TEST_P(write_lane, data_stays_before_its_counter)
 {
     lane_pair p(GetParam().tls, GetParam().mode);
     ASSERT_EQ(UCS_OK, p.allow(p.region_, p.kRegion, {0}));
+    ASSERT_EQ(UCS_OK, tc_write_lane_bind_sender(p.recv_lane_, 0, p.back_ep_));
     constexpr size_t kData = 1024;
     constexpr uint64_t kRounds = 2000;
     std::vector<uint64_t> data(kData / sizeof(uint64_t));
@@ -437,6 +451,75 @@ TEST_P(write_lane_rejects, senders_of_any_rank)
     const auto any = pattern(64, 0x42);
     ASSERT_EQ(UCS_OK, p.write(any.data(), any.size(), half_addr + 512, 100000));
     EXPECT_EQ(0, std::memcmp(any.data(), half + 512, any.size()));
+}
+
+/* The sender a write names is believed only on the endpoint bound to it:
+ * a member that names another member of the region (which that member may
+ * write) is rejected as forged, counted, logged once, and the bytes stay;
+ * a message without a reply endpoint names nobody it can prove. Fails
+ * without the binding: the region admits both ids, so the forged write
+ * would land. */
+TEST_P(write_lane_rejects, a_forged_sender_is_rejected)
+{
+    lane_pair p(GetParam(), "am");
+    ASSERT_EQ(TC_WRITE_LANE_AM, p.kind_);
+    /* a third worker: sender 5 is its process, bound to our endpoint to it */
+    ucp_worker_params_t wparams{};
+    ucp_worker_h other;
+    ASSERT_EQ(UCS_OK, ucp_worker_create(p.context_, &wparams, &other));
+    ucp_address_t *address;
+    size_t length;
+    ASSERT_EQ(UCS_OK, ucp_worker_get_address(other, &address, &length));
+    ucp_ep_params_t ep_params{};
+    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep_params.address    = address;
+    ucp_ep_h to_other;
+    ASSERT_EQ(UCS_OK, ucp_ep_create(p.receiver_, &ep_params, &to_other));
+    ucp_worker_release_address(other, address);
+    ASSERT_EQ(UCS_OK, tc_write_lane_bind_sender(p.recv_lane_, 5, to_other));
+    ASSERT_EQ(UCS_OK, tc_write_lane_bind_sender(p.recv_lane_, 2, p.back_ep_));
+    p.bind_on_write = false;
+
+    uint8_t *half            = p.region_ + p.kRegion / 2;
+    const uint64_t half_addr = p.base() + p.kRegion / 2;
+    ASSERT_EQ(UCS_OK, p.allow(half, p.kRegion / 2, {2, 5}));
+    tc_test::scoped_log_expect logs;
+    const auto bad = pattern(256, 0x5a);
+    for (int i = 0; i < 3; ++i) {
+        p.write(bad.data(), bad.size(), half_addr + 512, 5);   /* sender 2 says it is 5 */
+    }
+    /* a lane header sent without UCP_AM_SEND_FLAG_REPLY: no endpoint to check */
+    tc_write_header_t header{half_addr + 512, p.key_, 2, TC_WRITE_HEADER_MAGIC};
+    p.send_raw(&header, sizeof(header), bad.data(), bad.size());
+    EXPECT_EQ(4u, p.stats().rejected_forged);
+    EXPECT_EQ(0u, p.stats().stored);
+    EXPECT_EQ(1u, logs.count("rejected a forged-sender write"));
+    for (size_t i = 0; i < p.kRegion / 2; ++i) {
+        ASSERT_EQ(0, half[i]) << "a forged write stored byte " << i;
+    }
+    /* the honest write of sender 2, on its own endpoint, lands */
+    const auto good = pattern(256, 0x11);
+    ASSERT_EQ(UCS_OK, p.write(good.data(), good.size(), half_addr + 512, 2));
+    EXPECT_EQ(0, std::memcmp(good.data(), half + 512, good.size()));
+    EXPECT_EQ(1u, p.stats().stored);
+
+    /* unbound: sender 2's own writes are no longer believed */
+    tc_write_lane_unbind_sender(p.recv_lane_, 2, p.back_ep_);
+    p.write(bad.data(), bad.size(), half_addr + 512, 2);
+    EXPECT_EQ(5u, p.stats().rejected_forged);
+    EXPECT_EQ(0, std::memcmp(good.data(), half + 512, good.size()));
+
+    tc_write_lane_unbind_sender(p.recv_lane_, 5, to_other);
+    ucp_request_param_t param{};
+    ucs_status_ptr_t close = ucp_ep_close_nbx(to_other, &param);
+    while (UCS_PTR_IS_PTR(close) && ucp_request_check_status(close) == UCS_INPROGRESS) {
+        p.progress();
+        ucp_worker_progress(other);   /* a flushing close needs its peer */
+    }
+    if (UCS_PTR_IS_PTR(close)) {
+        ucp_request_free(close);
+    }
+    ucp_worker_destroy(other);
 }
 
 INSTANTIATE_TEST_SUITE_P(transports, write_lane_rejects, testing::Values("posix,self", "tcp,self"),

@@ -129,3 +129,56 @@ TEST(sst_predicates, run_in_order_once_or_always_and_tolerate_changes)
 }
 
 } // namespace
+
+namespace {
+
+/* Three member processes (test/helpers/region_probe.cc); member 2 tries,
+ * with the rkeys and keys it really holds, to write member 0's SST row and
+ * SMC-shaped window at member 1. Each part is a registration of its own
+ * whose rkey only its owner holds: over posix the hostile has no rkey that
+ * reaches them, over tcp (AM lane) its three writes are rejected by reason
+ * and counted; every member's rows and windows stay byte for byte. The
+ * same attack against regions every member may write (-S, the shape they
+ * had before) lands: the probe's attack is real. */
+class region_confine : public testing::TestWithParam<std::string> {};
+
+tc_test::run_result run_probe(const std::string &tl, const std::string &args)
+{
+    return tc_test::run_command("UCX_TLS=" + tl + ",self " +
+                                tc_test::build_path("src/tools/twochains-run") +
+                                " -n 3 --timeout 60 -- " +
+                                tc_test::build_path("test/helpers/region_probe") + " " + args);
+}
+
+} // namespace
+
+TEST_P(region_confine, a_member_writes_only_its_own_row_and_window)
+{
+    auto r = run_probe(GetParam(), "-H");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    for (int m = 0; m < 3; ++m) {
+        EXPECT_NE(std::string::npos,
+                  r.output.find("[" + std::to_string(m) + "] rank " + std::to_string(m) +
+                                ": rows ok")) << r.output;
+    }
+    if (GetParam() == "posix") {
+        EXPECT_NE(std::string::npos, r.output.find("no rkey of mine reaches the row of 0 at 1"))
+                << r.output;
+        EXPECT_NE(std::string::npos,
+                  r.output.find("no rkey of mine reaches the window of 0 at 1")) << r.output;
+    } else {
+        EXPECT_NE(std::string::npos, r.output.find("3 am writes to the window of 0 at 1"))
+                << r.output;
+        EXPECT_NE(std::string::npos,
+                  r.output.find("[1] rank 1: rejected range 2 sender 2 forged 2")) << r.output;
+        EXPECT_NE(std::string::npos, r.output.find("rejected a forged-sender write"))
+                << r.output;
+    }
+
+    auto open = run_probe(GetParam(), "-H -S");
+    ASSERT_EQ(0, open.exit_code) << open.output;
+    EXPECT_NE(std::string::npos, open.output.find("[1] rank 1: rows corrupted: window0[0]"))
+            << open.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(transports, region_confine, testing::Values("posix", "tcp"));

@@ -32,6 +32,20 @@ ucs_status_t tc_put_lane_parse(const char *ep_info, char *out, size_t max);
 ucs_status_t tc_put_lane_describe(ucp_ep_h ep, char *out, size_t max);
 
 
+/**
+ * Unpack @a packed, a peer's rkey, on @a ep for puts to [address,
+ * address+length): UCS_ERR_OUT_OF_RANGE (the rkey destroyed) if that range
+ * is not inside what the peer registered as far as this process can see
+ * it. Where UCX maps the peer's memory into this process (shared memory:
+ * ucp_rkey_ptr works) the range must lie in the mapping that unpacking
+ * created; elsewhere the peer's side checks its range (an rkey on
+ * InfiniBand, the write lane's AM handler) or the put lands in the peer's
+ * own memory (cma, tcp). Slow path: reads /proc/self/maps twice.
+ */
+ucs_status_t tc_put_target_unpack(ucp_ep_h ep, const void *packed, uint64_t address,
+                                  size_t length, ucp_rkey_h *rkey_p);
+
+
 /** How a write travels (UCX_TC_WRITE_LANE). */
 typedef enum {
     TC_WRITE_LANE_AUTO, /**< RMA where UCP has an RMA lane to the peer, else AM */
@@ -66,6 +80,8 @@ typedef struct tc_write_lane_stats {
     uint64_t rejected_unknown;     /**< the key names no region this lane ever had */
     uint64_t rejected_range;       /**< not wholly inside the region its key names */
     uint64_t rejected_sender;      /**< the sender may not write the region */
+    uint64_t rejected_forged;      /**< the message did not come in on an endpoint
+                                        bound to the sender it names */
     uint64_t dropped_late;         /**< for a region that has ended (forbidden): a
                                         peer's write still in flight at teardown */
 } tc_write_lane_stats_t;
@@ -132,6 +148,23 @@ ucs_status_t tc_write_lane_allow(tc_write_lane_h lane, void *base, size_t len,
  * after it reads, and rejecting them would log failures as attacks. */
 ucs_status_t tc_write_lane_set_senders(tc_write_lane_h lane, const void *base,
                                        const uint64_t *senders, size_t num_senders);
+
+/**
+ * Writes that name sender @a sender are believed only when they come in on
+ * @a ep, the receiver's endpoint to that sender's worker (or another one
+ * bound to it): UCP matches the endpoints two workers create to each other
+ * by worker address into one pair, and gives an active message sent with
+ * UCP_AM_SEND_FLAG_REPLY the receiver's endpoint of that pair as its reply
+ * endpoint. A write that comes in elsewhere is rejected as "forged-sender",
+ * counted and logged once. Each user of the lane binds the endpoints it
+ * creates (up to 4 per sender) before it lets that sender write, and
+ * unbinds them before it closes them. Sender ids are one namespace per
+ * worker (its users name the same process by the same id).
+ */
+ucs_status_t tc_write_lane_bind_sender(tc_write_lane_h lane, uint32_t sender, ucp_ep_h ep);
+
+/** Undo tc_write_lane_bind_sender(); no-op if @a ep is not bound. */
+void tc_write_lane_unbind_sender(tc_write_lane_h lane, uint32_t sender, ucp_ep_h ep);
 
 /** No one may write the region at @a base any more. Writes for it that
  * arrive later are dropped and counted as late (UCS_LOG_LEVEL_DEBUG): on the
