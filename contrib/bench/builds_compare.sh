@@ -129,8 +129,9 @@ field = {"smc_bw": "msg_rate", "smc_lat": "lat_avg_us", "put_ring": "hop_lat_p50
          "smc_inproc_batched_n5": "msg_rate",
          "ifunc_demo_local": "lat_p50_us", "ifunc_lat_local": "lat_p50_us",
          "ifunc_lat_injected": "lat_p50_us", "ifunc_lat_cached": "lat_p50_us",
-         "ifunc_bw_local": "msg_rate", "jam_bw_batched_local": "msg_rate",
-         "jam_bw_urgent_local": "msg_rate"}
+         "ifunc_bw_local": "msg_rate"}
+field.update({f"jam_bw_{m}_{k}": "msg_rate" for m in ("urgent", "batched")
+              for k in ("local", "injected", "cached")})
 print("# median over rounds of after / before")
 for shape, f in field.items():
     by = {(p["build"], p["round"]): p[f] for p in rows if p["shape"] == shape}

@@ -214,11 +214,15 @@ static int tc_ifunc_same_span(const tc_ifunc_element_t *e, const uint8_t *code,
            (memcmp(code + after, e->span + after, e->span_size - after) == 0);
 }
 
-/* Code and names come from a private copy of the frame (its payload, the
- * sender's data, stays in the slot): the sender may still write the slot,
- * so bytes compared there could differ from bytes copied from there a
- * moment later. Only in-place placement, allowed with trust alone, runs
- * the slot itself. */
+/* The sender may still write the slot, so bytes compared there could differ
+ * from bytes copied from there a moment later: what runs never comes from
+ * the slot after a check of it. Code equal to the installed element (each
+ * slot byte read once, by the compare) runs as the installed element, from
+ * its own copy: the slot's code is not copied at all. Code that is not
+ * installed (trust mode) is copied once with its names into private memory,
+ * hashed and linked there, and run from there. The payload, the sender's
+ * data, stays in the slot. Only in-place placement, allowed with trust
+ * alone, runs the slot itself. */
 static tc_ifunc_reject_t
 tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                       const tc_frame_hdr_t *h, uint8_t *slot, void *payload,
@@ -241,14 +245,6 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
     if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
         snprintf(detail, detail_len, "injected code in local-only mode");
         return TC_IFUNC_REJECT_DISABLED;
-    }
-    if (rx->placement != TC_IFUNC_PLACEMENT_INPLACE) {
-        slot = tc_code_cache_snapshot(&rx->cache, slot, h->frame_size);
-        if (slot == NULL) {
-            snprintf(detail, detail_len, "no memory for a private copy of %u bytes",
-                     h->frame_size);
-            return TC_IFUNC_REJECT_RESOURCE;
-        }
     }
     code = slot + h->code_offset;
     pkg  = tc_ifunc_frame_pkg(rx, h);
@@ -286,9 +282,21 @@ tc_ifunc_run_injected(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
         }
         got      = e->got;
         data_rel = (e->flags & TC_JAM_F_WRITABLE_DATA) ? e->data_offset : e->span_size;
+        if (rx->placement != TC_IFUNC_PLACEMENT_INPLACE) {
+            code = e->span;   /* what was compared equal, from memory only we write */
+        }
     } else {
-        /* trust mode, code not installed here: check it against its hash,
-         * then link it from the names it carries */
+        /* trust mode, code not installed here: copy it once, check the copy
+         * against its hash, then link it from the names the copy carries */
+        if (rx->placement != TC_IFUNC_PLACEMENT_INPLACE) {
+            slot = tc_code_cache_snapshot(&rx->cache, slot, h->frame_size);
+            if (slot == NULL) {
+                snprintf(detail, detail_len, "no memory for a private copy of %u bytes",
+                         h->frame_size);
+                return TC_IFUNC_REJECT_RESOURCE;
+            }
+            code = slot + h->code_offset;
+        }
         hash = tc_frame_span_hash(code, h->code_size, got_rel);
         if (hash != h->code_hash) {
             snprintf(detail, detail_len, "code hashes to %016" PRIx64 ", header says "
