@@ -138,6 +138,49 @@ ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descri
     return UCS_OK;
 }
 
+ucs_status_t remote_memory_unpack_all(std::span<remote_memory_request> requests)
+{
+    std::vector<tc_put_target_t> targets(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+        remote_memory_request &r = requests[i];
+        r.status = (r.ep == nullptr) ? UCS_ERR_UNREACHABLE :
+                   (r.descriptor.size() <= kDescriptorPrefix) ? UCS_ERR_INVALID_PARAM :
+                   UCS_OK;
+        targets[i] = tc_put_target_t{r.ep, nullptr, 0, 0, nullptr, UCS_OK};
+        if (r.status != UCS_OK) {
+            continue;   /* length 0: refused without unpacking */
+        }
+        std::memcpy(&r.out->address, r.descriptor.data(), sizeof(r.out->address));
+        std::memcpy(&r.out->write_key, r.descriptor.data() + sizeof(r.out->address),
+                    sizeof(r.out->write_key));
+        targets[i].packed  = r.descriptor.data() + kDescriptorPrefix;
+        targets[i].address = r.out->address;
+        targets[i].length  = r.length;
+    }
+    ucs_status_t status = tc_put_targets_unpack(targets.data(), targets.size());
+    if (status != UCS_OK) {
+        ucs_error("unpacking %zu put targets failed: %s", targets.size(),
+                  ucs_status_string(status));
+        return status;
+    }
+    for (size_t i = 0; i < requests.size(); ++i) {
+        remote_memory_request &r = requests[i];
+        if (r.status == UCS_OK) {
+            r.status = targets[i].status;
+        }
+        if (r.status != UCS_OK) {
+            if (r.ep != nullptr) {   /* else ucp_node::ep() logged why */
+                ucs_error("unpacking a peer's put target failed: %s",
+                          ucs_status_string(r.status));
+            }
+            status = (status == UCS_OK) ? r.status : status;
+            continue;
+        }
+        r.out->rkey.reset(targets[i].rkey);
+    }
+    return status;
+}
+
 ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
     : boot_(boot), rank_(tc_bootstrap_rank(boot))
 {

@@ -94,6 +94,21 @@ struct remote_memory {
 ucs_status_t remote_memory_unpack(ucp_ep_h ep, std::span<const std::byte> descriptor,
                                   remote_memory &out, size_t length = 0);
 
+/* One put target of remote_memory_unpack_all(). */
+struct remote_memory_request {
+    ucp_ep_h                   ep;
+    std::span<const std::byte> descriptor;
+    size_t                     length;   /* > 0 */
+    remote_memory              *out;
+    ucs_status_t               status = UCS_INPROGRESS;   /* out */
+};
+
+/* remote_memory_unpack() of each request, checked as one batch
+ * (tc_put_targets_unpack): what a region gets from all its members costs
+ * two reads of the process's mappings, not two per member. Each request's
+ * verdict is in its status (logged); returns the first that failed. */
+ucs_status_t remote_memory_unpack_all(std::span<remote_memory_request> requests);
+
 /*
  * One UCP context + worker + progress engine over the ranks of a bootstrap.
  * Worker addresses are exchanged once, by one allgatherv at construction;

@@ -117,6 +117,8 @@ ucs_status_t mirrored_region::take_descriptors(ucp_node &node, std::span<const i
             remotes_.emplace_back(members_.size());
         }
     }
+    std::vector<remote_memory_request> requests;
+    std::vector<std::pair<int, size_t>> request_part;   /* (member, part) */
     for (int m = 0; m < member_count(); ++m) {
         if (m == my_index_) {
             continue;
@@ -145,18 +147,22 @@ ucs_status_t mirrored_region::take_descriptors(ucp_node &node, std::span<const i
                           "%zu was due", members_[m], h.part, h.length, p);
                 return UCS_ERR_INVALID_PARAM;
             }
-            remote_memory &r    = remotes_[writable_[p]][m];
-            ucs_status_t status = remote_memory_unpack(
-                    node.ep(members_[m]), {blob.data() + pos, h.length}, r, part_bytes_);
+            requests.push_back({node.ep(members_[m]), {blob.data() + pos, h.length},
+                                part_bytes_, &remotes_[writable_[p]][m]});
+            request_part.emplace_back(m, p);
             pos += h.length;
-            if (status != UCS_OK) {
-                ucs_error("member rank %d: its copy of part %zu is no put target: %s",
-                          members_[m], p, ucs_status_string(status));
-                return status;
-            }
         }
     }
-    return UCS_OK;
+    /* every member's parts at once: a mapping check per batch, not per part */
+    ucs_status_t status = remote_memory_unpack_all(requests);
+    for (size_t i = 0; i < requests.size(); ++i) {
+        if (requests[i].status != UCS_OK) {
+            ucs_error("member rank %d: its copy of part %zu is no put target: %s",
+                      members_[request_part[i].first], request_part[i].second,
+                      ucs_status_string(requests[i].status));
+        }
+    }
+    return status;
 }
 
 size_t mirrored_region::registered_bytes() const

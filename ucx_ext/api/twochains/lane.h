@@ -46,6 +46,26 @@ ucs_status_t tc_put_target_unpack(ucp_ep_h ep, const void *packed, uint64_t addr
                                   size_t length, ucp_rkey_h *rkey_p);
 
 
+/** One put target of a batch (tc_put_targets_unpack). */
+typedef struct tc_put_target {
+    ucp_ep_h     ep;      /**< in: the peer's endpoint */
+    const void   *packed; /**< in: its packed rkey */
+    uint64_t     address; /**< in: the range it names */
+    size_t       length;
+    ucp_rkey_h   rkey;    /**< out: the rkey if @a status is UCS_OK, else NULL */
+    ucs_status_t status;  /**< out: as tc_put_target_unpack() returns */
+} tc_put_target_t;
+
+
+/**
+ * tc_put_target_unpack() of @a count targets at once, with the same check
+ * for each, reading /proc/self/maps twice in all when every target is
+ * honest. Returns an error only if the check itself could not run (every
+ * rkey destroyed); each target's own verdict is in its status.
+ */
+ucs_status_t tc_put_targets_unpack(tc_put_target_t *targets, size_t count);
+
+
 /** How a write travels (UCX_TC_WRITE_LANE). */
 typedef enum {
     TC_WRITE_LANE_AUTO, /**< RMA where UCP has an RMA lane to the peer, else AM */
