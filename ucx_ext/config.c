@@ -117,6 +117,17 @@ static ucs_config_field_t tc_config_table[] = {
      "user that no one else may read or write (chmod 600).",
      ucs_offsetof(tc_config_t, job_key_file), UCS_CONFIG_TYPE_STRING},
 
+    {"HANDSHAKE_MAX", "1024",
+     "The TCP bootstrap's root and a group's join service run this many\n"
+     "handshakes at once; past it, the oldest one not yet authenticated is\n"
+     "dropped for the newcomer.",
+     ucs_offsetof(tc_config_t, handshake_max), UCS_CONFIG_TYPE_UINT},
+
+    {"HANDSHAKE_MAX_PER_SOURCE", "128",
+     "Of those, at most this many from one source address; past it, that\n"
+     "address's oldest handshake is dropped.",
+     ucs_offsetof(tc_config_t, handshake_max_per_source), UCS_CONFIG_TYPE_UINT},
+
     {NULL}
 };
 

@@ -52,6 +52,7 @@ struct group_settings {
     double   wait_timeout_s = 30.0;
     double   boot_timeout_s = 30.0;
     unsigned max_members    = 256;   /* UCX_TC_GROUP_MAX_MEMBERS */
+    unsigned audit_rows     = 16;    /* UCX_TC_GROUP_AUDIT_ROWS, >= 1 */
 
     /* UCX_TC_* read here; parse errors are logged by UCX's parser */
     static ucs_status_t resolve(const group_params &p, group_settings &out);

@@ -54,6 +54,14 @@ static ucs_config_field_t tc_group_config_table[] = {
      "takes ceil(members / 64) words of every member's SST row.",
      ucs_offsetof(tc_group_config_t, max_members), UCS_CONFIG_TYPE_UINT},
 
+    {"GROUP_AUDIT_ROWS", "16",
+     "Replication groups: how many peers' SST rows a member audits per\n"
+     "heartbeat, round robin. Every word of an audited row is checked against\n"
+     "what it can legally be, and a member whose row holds an impossible value\n"
+     "twice in a row is suspected. A group of N members audits each row every\n"
+     "ceil((N - 1) / this) heartbeats; 0 is taken as 1.",
+     ucs_offsetof(tc_group_config_t, audit_rows), UCS_CONFIG_TYPE_UINT},
+
     {NULL}
 };
 

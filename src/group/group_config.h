@@ -23,6 +23,7 @@ typedef struct tc_group_config {
     double   suspect_timeout;  /* UCX_TC_SUSPECT_TIMEOUT, seconds */
     double   group_timeout;    /* UCX_TC_GROUP_TIMEOUT, seconds */
     unsigned max_members;      /* UCX_TC_GROUP_MAX_MEMBERS */
+    unsigned audit_rows;       /* UCX_TC_GROUP_AUDIT_ROWS */
 } tc_group_config_t;
 
 /* Parse the table from the environment; errors are UCX's parser's, logged

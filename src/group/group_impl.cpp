@@ -43,6 +43,7 @@ ucs_status_t group_settings::resolve(const group_params &p, group_settings &out)
     s.wait_timeout_s = config.group_timeout;
     s.boot_timeout_s = boot_timeout;
     s.max_members    = config.max_members;
+    s.audit_rows     = std::max(1u, config.audit_rows);
     out              = s;
     return UCS_OK;
 }

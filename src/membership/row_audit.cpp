@@ -18,7 +18,7 @@ row_audit::row_audit(group_context &ctx)
 void row_audit::look()
 {
     const auto &rows = ctx_.map.rows();
-    const size_t n   = std::min(kRowsPerLook, rows.size());
+    const size_t n   = std::min<size_t>(ctx_.settings.audit_rows, rows.size());
     for (size_t k = 0; k < n; ++k) {
         if (next_ >= rows.size()) {
             next_ = 0;
@@ -98,11 +98,19 @@ const char *row_audit::impossible(int row, const std::vector<int64_t> &words)
     for (int o = 0; o < S; ++o) {
         max_received = std::max(max_received, ctx_.mine(c.received, o));
     }
+    /* a sender's own count is bounded by what we received from it */
+    int64_t sent_bound = max_received + w;
+    for (int s = 0; s < ctx_.map.sender_count(); ++s) {
+        if (ctx_.map.sender_row(s) == row) {
+            sent_bound = ctx_.mine(c.received, ctx_.map.sender_column(s)) + w;
+            break;
+        }
+    }
     if (at(c.epoch) == e) {
         const int64_t seq_bound = (max_received + w + 1) * S;
         if (outside("published", at(c.published), 0, seq_bound) ||
             outside("delivered", at(c.delivered), 0, seq_bound) ||
-            outside("sent", at(c.sent), 0, max_received + w)) {
+            outside("sent", at(c.sent), 0, sent_bound)) {
             return why_;
         }
         for (int o = 0; o < S; ++o) {

@@ -13,7 +13,7 @@
  *    writer suspected) only when two consecutive looks both find an
  *    impossible value: a put may land in any byte order, so one look may
  *    see a word half written, never two looks the same tear;
- *  - a look reads at most kRowsPerLook rows (round robin), so its cost
+ *  - a look reads at most UCX_TC_GROUP_AUDIT_ROWS rows (round robin), so its cost
  *    does not grow with the group; it runs once per heartbeat interval,
  *    and for one row whenever that row suspects someone we do not;
  *  - a row that holds an impossible value now is not believed: its
@@ -52,8 +52,6 @@ public:
     bool credible(int row);
 
 private:
-    static constexpr size_t kRowsPerLook = 16;
-
     /* one row: read once, judged, blamed on the second bad look */
     const char *look_at(int row);
     /* nullptr, or what is impossible in @a row (its private copy) */

@@ -31,8 +31,10 @@
 #endif
 
 #include <twochains/sock.h>
+#include <twochains/config.h>
 
 #include <ucs/debug/log_def.h>
+#include <ucs/sys/math.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -124,6 +126,7 @@ static void tc_sock_gate_drop(tc_sock_gate_t *gate, tc_sock_gate_conn_t *c, cons
 {
     tc_sock_gate_refuse(gate, c->name, reason);
     tc_sock_gate_release(gate, c, 1);
+    ++gate->dropped;
 }
 
 /* The oldest pending connection, of @a source or of all (NULL). */
@@ -231,8 +234,18 @@ ucs_status_t tc_sock_gate_init(tc_sock_gate_t *gate, const char *who, int listen
                                tc_sock_gate_greet_cb_t greet, void *greet_arg)
 {
     struct epoll_event ev;
+    tc_config_t config;
     unsigned i;
 
+    if ((max_pending == 0) || (max_per_source == 0)) {
+        /* UCX_TC_HANDSHAKE_MAX[_PER_SOURCE]; the built-in bounds if unreadable */
+        if (tc_config_read(&config) == UCS_OK) {
+            max_pending    = max_pending ? max_pending : config.handshake_max;
+            max_per_source = max_per_source ? max_per_source :
+                             config.handshake_max_per_source;
+            tc_config_release(&config);
+        }
+    }
     memset(gate, 0, sizeof(*gate));
     gate->epfd = -1;
     if ((msg_len == 0) || (msg_len > TC_SOCK_GATE_MSG_MAX)) {
@@ -243,6 +256,7 @@ ucs_status_t tc_sock_gate_init(tc_sock_gate_t *gate, const char *who, int listen
     gate->listen_fd      = listen_fd;
     gate->max_pending    = max_pending ? max_pending : TC_SOCK_GATE_MAX_PENDING;
     gate->max_per_source = max_per_source ? max_per_source : TC_SOCK_GATE_MAX_PER_SOURCE;
+    gate->max_per_source = ucs_min(gate->max_per_source, gate->max_pending);
     gate->msg_len        = msg_len;
     gate->timeout_s      = timeout_s;
     gate->greet          = greet;

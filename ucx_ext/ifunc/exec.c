@@ -6,10 +6,16 @@
  * receiver through the mailbox's validator and dispatcher.
  *
  * Invariants:
- *  - a carried frame is copied once into this executor's own memory before
- *    anything reads it: its carrier (an SMC slot) is memory its sender can
- *    still write; the run, the divergence check and the bytes kept for
- *    joiners all read that copy;
+ *  - a carried frame's carrier (an SMC slot) is memory its sender can still
+ *    write. A frame whose code may become known here (Injected with the
+ *    cache flag, or Injected in trust mode) is copied once into this
+ *    executor's memory before anything reads it: the run, the divergence
+ *    check and the bytes kept for joiners read that copy. Any other full
+ *    frame runs where it lies, from one snapshot of its header, as a
+ *    mailbox frame does: the dispatcher reads each code byte once (the
+ *    compare with the installed element) and runs the installed copy, so
+ *    nothing read after the check decides what runs. Compact frames are
+ *    copied (header and payload: a few cache lines);
  *  - the same validation as a mailbox frame (tc_ifunc_frame_run), minus the
  *    ring's sequence and signal; a frame is never written;
  *  - code runs from the code cache only (placement copy), and every code a
@@ -30,6 +36,8 @@
 #include <twochains/ifunc_exec.h>
 
 #include <base/debug.h>
+
+#include <ucs/sys/math.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -105,10 +113,13 @@ static tc_ifunc_reject_t tc_exec_frame_run_compact(tc_ifunc_rx_t *rx,
                                h.payload_size, detail, detail_len);
 }
 
-tc_ifunc_reject_t tc_ifunc_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
-                                     uint8_t *frame, uint32_t size,
-                                     tc_ifunc_frame_view_t *view, char *detail,
-                                     size_t detail_len)
+/* tc_ifunc_frame_run, of a full frame whose header the caller read once
+ * into @a hdr (NULL: read it here, once) */
+static tc_ifunc_reject_t tc_exec_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                           uint8_t *frame, uint32_t size,
+                                           const tc_frame_hdr_t *hdr,
+                                           tc_ifunc_frame_view_t *view, char *detail,
+                                           size_t detail_len)
 {
     tc_ifunc_reject_t reason;
     tc_frame_hdr_t h;
@@ -121,18 +132,24 @@ tc_ifunc_reject_t tc_ifunc_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
         reason = TC_IFUNC_REJECT_SIZE;
         goto out;
     }
-    memcpy(&format, frame + offsetof(tc_frame_compact_t, format), sizeof(format));
-    if (format == TC_FRAME_COMPACT_FORMAT) {
-        reason = tc_exec_frame_run_compact(rx, ring, frame, size, view, detail,
-                                            detail_len);
-        goto out;
+    if (hdr == NULL) {
+        memcpy(&format, frame + offsetof(tc_frame_compact_t, format), sizeof(format));
+        if (format == TC_FRAME_COMPACT_FORMAT) {
+            reason = tc_exec_frame_run_compact(rx, ring, frame, size, view, detail,
+                                                detail_len);
+            goto out;
+        }
     }
     if (size < TC_FRAME_HDR_SIZE) {
         snprintf(detail, detail_len, "full frame in %u bytes", size);
         reason = TC_IFUNC_REJECT_SIZE;
         goto out;
     }
-    memcpy(&h, frame, sizeof(h));
+    if (hdr != NULL) {
+        h = *hdr;
+    } else {
+        memcpy(&h, frame, sizeof(h));
+    }
     view->type       = h.type;
     view->element_id = h.element_id;
     view->pkg_id     = h.pkg_id;
@@ -162,6 +179,14 @@ out:
         ++rx->stats->rejects_total;
     }
     return reason;
+}
+
+tc_ifunc_reject_t tc_ifunc_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                     uint8_t *frame, uint32_t size,
+                                     tc_ifunc_frame_view_t *view, char *detail,
+                                     size_t detail_len)
+{
+    return tc_exec_frame_run(rx, ring, frame, size, NULL, view, detail, detail_len);
 }
 
 ucs_status_t tc_ifunc_exec_create(tc_ifunc_security_t security, tc_ifunc_exec_h *exec_p)
@@ -371,11 +396,13 @@ ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec
 }
 
 /* Whether a reject depends on this member; the frame passed the header
- * check when the reason is a package-level one */
+ * check (of @a h, the header the run used) when the reason is a
+ * package-level one. Run in place, a HASH reject hashes the code where it
+ * lies: the sender can change only this member's verdict on its own
+ * frame, as it could by sending that code. */
 static int tc_exec_diverges(tc_ifunc_exec_h exec, tc_ifunc_reject_t reason,
-                            const uint8_t *frame)
+                            const tc_frame_hdr_t *h, const uint8_t *frame)
 {
-    const tc_frame_hdr_t *h = (const tc_frame_hdr_t*)frame;
     const tc_ifunc_element_t *e;
     tc_ifunc_pkg_h pkg;
 
@@ -444,53 +471,86 @@ static ucs_status_t tc_exec_keep_shipment(tc_ifunc_exec_h exec, const uint8_t *f
     return UCS_OK;
 }
 
+/* Whether a full frame, by its one header snapshot, can run where it lies:
+ * nothing of it is read again after the run. Code that may become known
+ * here (Injected with the cache flag, or any Injected code in trust mode)
+ * is kept for joiners after the run, so its frame is copied first. */
+static int tc_exec_runs_in_place(tc_ifunc_exec_h exec, const uint8_t *frame, size_t size,
+                                 tc_frame_hdr_t *h)
+{
+    uint16_t format;
+
+    if (size < TC_FRAME_HDR_SIZE) {
+        return 0;
+    }
+    memcpy(h, frame, sizeof(*h));
+    memcpy(&format, (const uint8_t*)h + offsetof(tc_frame_compact_t, format),
+           sizeof(format));
+    return (format != TC_FRAME_COMPACT_FORMAT) &&
+           ((h->type != TC_FRAME_INJECTED) ||
+            (!(h->flags & TC_FRAME_F_CACHE) &&
+             (exec->rx.security != TC_IFUNC_SECURITY_TRUST)));
+}
+
 tc_ifunc_reject_t tc_ifunc_exec_run(tc_ifunc_exec_h exec, const void *frame, size_t size,
                                     void *target_args, tc_ifunc_exec_result_t *result)
 {
     tc_ifunc_frame_view_t view;
     tc_ifunc_reject_t reason;
-    int was_known;
+    tc_frame_hdr_t h;
+    const tc_frame_hdr_t *hdr;
+    uint64_t pkg_id;
+    int was_known, in_place;
 
     if (size > UINT32_MAX) {
         size = UINT32_MAX;   /* larger than any frame: rejected as such */
     }
-    /* the carrier bounds the size (a group's largest message) */
-    if (size > exec->copy_len) {
-        uint8_t *grown = realloc(exec->copy, size);
-        if (grown != NULL) {
-            exec->copy     = grown;
-            exec->copy_len = size;
+    in_place = tc_exec_runs_in_place(exec, frame, size, &h);
+    if (in_place) {
+        hdr    = &h;   /* the one read of its header */
+        pkg_id = h.pkg_id;
+    } else {
+        /* the carrier bounds the size (a group's largest message) */
+        if ((size > exec->copy_len) || (exec->copy == NULL)) {
+            uint8_t *grown = realloc(exec->copy, ucs_max(size, TC_FRAME_HDR_SIZE));
+            if (grown != NULL) {
+                exec->copy     = grown;
+                exec->copy_len = ucs_max(size, TC_FRAME_HDR_SIZE);
+            }
         }
+        if ((size > exec->copy_len) || (exec->copy == NULL)) {
+            memset(&view, 0, sizeof(view));
+            snprintf(result->detail, sizeof(result->detail), "no memory for a private "
+                     "copy of a frame of %zu bytes", size);
+            reason = TC_IFUNC_REJECT_RESOURCE;
+            ++exec->stats.rejects[reason];
+            ++exec->stats.rejects_total;
+            memset(result, 0, offsetof(tc_ifunc_exec_result_t, detail));
+            result->reason   = reason;
+            result->diverges = 0;
+            return reason;
+        }
+        memcpy(exec->copy, frame, size);
+        frame  = exec->copy;
+        hdr    = NULL;
+        pkg_id = tc_exec_frame_pkg(frame, size);
     }
-    if (size > exec->copy_len) {
-        memset(&view, 0, sizeof(view));
-        snprintf(result->detail, sizeof(result->detail), "no memory for a private copy of "
-                 "a frame of %zu bytes", size);
-        reason = TC_IFUNC_REJECT_RESOURCE;
-        ++exec->stats.rejects[reason];
-        ++exec->stats.rejects_total;
-        memset(result, 0, offsetof(tc_ifunc_exec_result_t, detail));
-        result->reason   = reason;
-        result->diverges = 0;
-        return reason;
-    }
-    memcpy(exec->copy, frame, size);
-    frame                = exec->copy;
     exec->rx.target_args = target_args;
     was_known = exec->ring.cached.size;
-    if (!tc_exec_declared(exec, tc_exec_frame_pkg(frame, size))) {
+    if (!tc_exec_declared(exec, pkg_id)) {
         memset(&view, 0, sizeof(view));
-        view.pkg_id = tc_exec_frame_pkg(frame, size);
+        view.pkg_id = pkg_id;
         snprintf(result->detail, sizeof(result->detail), "package %016" PRIx64 " is not "
                  "one of the %u declared", view.pkg_id, exec->num_declared);
         reason = TC_IFUNC_REJECT_UNKNOWN_PKG;
         ++exec->stats.rejects[reason];
         ++exec->stats.rejects_total;
     } else {
-        reason = tc_ifunc_frame_run(&exec->rx, &exec->ring, (uint8_t*)frame,
-                                    (uint32_t)size, &view, result->detail,
-                                    sizeof(result->detail));
+        reason = tc_exec_frame_run(&exec->rx, &exec->ring, (uint8_t*)frame, (uint32_t)size,
+                                   hdr, &view, result->detail, sizeof(result->detail));
     }
+    /* in place, no code became known (the snapshot had no cache flag) */
+    tc_assert(!in_place || ((unsigned)was_known == exec->ring.cached.size));
     if ((reason == TC_IFUNC_REJECT_NONE) && (view.type == TC_FRAME_INJECTED) &&
         ((unsigned)was_known != exec->ring.cached.size) &&
         (tc_exec_keep_shipment(exec, frame, view.code_hash, view.shipment_size) !=
@@ -499,7 +559,9 @@ tc_ifunc_reject_t tc_ifunc_exec_run(tc_ifunc_exec_h exec, const void *frame, siz
         reason = TC_IFUNC_REJECT_RESOURCE;
     }
     result->reason       = reason;
-    result->diverges     = tc_exec_diverges(exec, reason, frame);
+    result->diverges     = tc_exec_diverges(exec, reason,
+                                            in_place ? &h : (const tc_frame_hdr_t*)frame,
+                                            frame);
     result->type         = view.type;
     result->pkg_id       = view.pkg_id;
     result->element_id   = view.element_id;

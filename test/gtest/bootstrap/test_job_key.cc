@@ -514,3 +514,41 @@ TEST(job_key, a_flood_of_2000_connections_does_not_hold_off_the_ranks)
     EXPECT_LE(lines, 12u) << "one line per reason per interval, not per connection";
     EXPECT_GE(lines, 1u);
 }
+
+/* The gate's bounds are UCX_TC_HANDSHAKE_MAX and UCX_TC_HANDSHAKE_MAX_PER_SOURCE:
+ * with 4 per source, ten silent connections from one address leave four in
+ * handshake, the oldest six dropped as the newer ones arrive. */
+TEST(job_key, the_handshake_bounds_are_parameters)
+{
+    scoped_env per_source("UCX_TC_HANDSHAKE_MAX_PER_SOURCE", "4");
+    scoped_env max("UCX_TC_HANDSHAKE_MAX", "32");
+    int fd = -1;
+    ASSERT_EQ(UCS_OK, tc_sock_listen("127.0.0.1:0", 16, &fd));
+    unique_fd lfd(fd);
+    tc_sock_gate_t gate;
+    auto greet = [](tc_sock_gate_conn_t*, void*) { return UCS_OK; };
+    auto ready = [](tc_sock_gate_conn_t*, void*, const char**) {
+        return TC_SOCK_GATE_REFUSED;   /* silent clients: never called */
+    };
+    ASSERT_EQ(UCS_OK, tc_sock_gate_init(&gate, "bounds test", lfd.get(), 0, 0, 8, 30.0,
+                                        greet, nullptr));
+    EXPECT_EQ(32u, gate.max_pending);
+    EXPECT_EQ(4u, gate.max_per_source);
+    std::vector<unique_fd> clients;
+    tc_test::scoped_log_expect logs;
+    for (int i = 0; i < 10; ++i) {
+        int c = -1;
+        const std::string addr = "127.0.0.1:" + std::to_string(tc_sock_local_port(lfd.get()));
+        ASSERT_EQ(UCS_OK, tc_sock_connect(addr.c_str(), tc_sock_now() + 5.0, "bounds test", &c));
+        clients.emplace_back(c);
+        for (int k = 0; k < 5; ++k) {   /* accept it before the next one comes */
+            tc_sock_gate_progress(&gate, 10, ready, nullptr);
+        }
+    }
+    EXPECT_EQ(10u, gate.accepted);
+    EXPECT_EQ(4u, gate.npending);
+    EXPECT_EQ(6u, gate.dropped);
+    EXPECT_EQ(6u, tc_sock_gate_refusals(
+                          &gate, "too many handshakes from one address: dropped its oldest"));
+    tc_sock_gate_cleanup(&gate);
+}

@@ -4,8 +4,10 @@
  * The executor for jams another protocol carries (twochains/ifunc_exec.h),
  * in one process: what a sender plans and writes, a receiver runs with the
  * exact effects; codes known only once run; the security modes; every
- * truncation and byte flip of a frame rejected or run, never a crash; and
- * which rejects would make a member diverge.
+ * truncation and byte flip of a frame rejected or run, never a crash; a
+ * frame whose code and header a racing writer flips while it runs (its
+ * carrier is memory the sender can still write) runs only as the installed
+ * code, with the exact sum; and which rejects would make a member diverge.
  */
 #include "common.h"
 
@@ -14,8 +16,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -250,6 +256,61 @@ TEST_F(ifunc_exec, every_truncation_and_byte_flip_is_rejected_or_runs)
         EXPECT_GT(rejected, 0u) << m;
         EXPECT_GT(ran, 0u) << m;   /* a payload byte changed is another valid frame */
     }
+}
+
+/* The carrier of a replicated jam is an SMC slot its sender can still
+ * write. A thread flips one code byte and the frame's cache flag in a loop
+ * while this one runs the frame again and again: every run either rejects
+ * the frame (not the installed code) or runs the installed code, and the
+ * accumulator holds exactly what the runs that ran added. Frames without
+ * the cache flag run where they lie, those with it from a private copy:
+ * the flag flips between the two. */
+TEST_F(ifunc_exec, a_frame_flipped_while_it_runs_runs_only_the_installed_code)
+{
+    auto e = make_exec(TC_IFUNC_SECURITY_VERIFY);
+    int64_t v[4] = {3, 5, 7, 11};
+    auto f       = frame(e.get(), ids[0], TC_IFUNC_MODE_INJECTED, v, sizeof(v));
+    uint32_t code_offset, code_size, flags;
+    std::memcpy(&code_offset, f.data() + 56, sizeof(code_offset));
+    std::memcpy(&code_size, f.data() + 60, sizeof(code_size));
+    std::memcpy(&flags, f.data() + 12, sizeof(flags));
+    ASSERT_GT(code_size, 16u);
+    ASSERT_LE(size_t{code_offset} + code_size, f.size());
+    ASSERT_EQ(0u, flags & 0x2u);   /* TC_FRAME_F_CACHE: not yet */
+
+    const int64_t sum0 = state<int64_t>("tcbench_accumulator");
+    std::atomic<bool> stop{false};
+    uint8_t *code_byte = f.data() + code_offset + code_size / 2;
+    uint8_t *flag_byte = f.data() + 12;   /* flags, low byte */
+    std::thread flipper([&] {
+        std::atomic_ref<uint8_t> c(*code_byte), g(*flag_byte);
+        while (!stop.load(std::memory_order_relaxed)) {
+            c.fetch_xor(0x41, std::memory_order_relaxed);
+            g.fetch_xor(0x2, std::memory_order_relaxed);
+        }
+    });
+    const char *env   = std::getenv("TC_EXEC_FLIP_RUNS");
+    const size_t runs = (env != nullptr) ? std::strtoull(env, nullptr, 10) : 300000;
+    size_t ran = 0, rejected = 0, other = 0;
+    tc_ifunc_exec_result_t r;
+    for (size_t i = 0; i < runs; ++i) {
+        tc_ifunc_exec_run(e.get(), f.data(), f.size(), target, &r);
+        if (r.reason == TC_IFUNC_REJECT_NONE) {
+            ++ran;
+        } else if (r.reason == TC_IFUNC_REJECT_HASH) {
+            ++rejected;
+        } else {
+            ++other;
+        }
+    }
+    stop = true;
+    flipper.join();
+    std::printf("%zu runs: %zu ran, %zu rejected as not the installed code, %zu other\n",
+                runs, ran, rejected, other);
+    EXPECT_EQ(0u, other) << tc_ifunc_reject_name(r.reason) << " " << r.detail;
+    EXPECT_GT(ran, 0u);
+    EXPECT_EQ(sum0 + static_cast<int64_t>(ran) * (3 + 5 + 7 + 11),
+              state<int64_t>("tcbench_accumulator"));
 }
 
 TEST_F(ifunc_exec, undeclared_packages_are_refused)

@@ -37,6 +37,8 @@ typedef struct tc_config {
     tc_write_lane_mode_t write_lane;   /**< UCX_TC_WRITE_LANE */
     char             *job_key;         /**< UCX_TC_JOB_KEY, "" when unset */
     char             *job_key_file;    /**< UCX_TC_JOB_KEY_FILE, "" when unset */
+    unsigned         handshake_max;    /**< UCX_TC_HANDSHAKE_MAX */
+    unsigned         handshake_max_per_source; /**< UCX_TC_HANDSHAKE_MAX_PER_SOURCE */
 } tc_config_t;
 
 /**

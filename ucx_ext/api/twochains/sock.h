@@ -105,8 +105,8 @@ void tc_sock_raise_fd_limit(void);
 #define TC_SOCK_GATE_NAME_MAX        64
 #define TC_SOCK_GATE_MAX_REASONS     16
 #define TC_SOCK_GATE_LOG_INTERVAL_S  10.0
-#define TC_SOCK_GATE_MAX_PENDING     1024   /* default bound of a gate */
-#define TC_SOCK_GATE_MAX_PER_SOURCE  128    /* default bound per address */
+#define TC_SOCK_GATE_MAX_PENDING     1024   /* if UCX_TC_HANDSHAKE_MAX is unreadable */
+#define TC_SOCK_GATE_MAX_PER_SOURCE  128    /* ... UCX_TC_HANDSHAKE_MAX_PER_SOURCE */
 
 typedef struct tc_sock_gate_conn {
     int      fd;
@@ -167,7 +167,8 @@ struct tc_sock_gate {
 };
 
 /* A gate on @a listen_fd (not owned: the caller closes it after cleanup).
- * @a max_pending, @a max_per_source: 0 takes the defaults above. */
+ * @a max_pending, @a max_per_source: 0 takes UCX_TC_HANDSHAKE_MAX and
+ * UCX_TC_HANDSHAKE_MAX_PER_SOURCE (1024 and 128 by default). */
 ucs_status_t tc_sock_gate_init(tc_sock_gate_t *gate, const char *who, int listen_fd,
                                unsigned max_pending, unsigned max_per_source,
                                size_t msg_len, double timeout_s,
