@@ -15,8 +15,9 @@ namespace tc {
 
 /* --- collective_inbox ------------------------------------------------------ */
 
-ucs_status_t collective_inbox::attach(ucp_worker_h worker)
+ucs_status_t collective_inbox::attach(ucp_worker_h worker, tc_write_lane_h lane)
 {
+    lane_ = lane;
     ucp_am_handler_param_t param{};
     param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                        UCP_AM_HANDLER_PARAM_FIELD_ARG;
@@ -41,34 +42,81 @@ ucs_status_t collective_inbox::on_message(void *arg, const void *header, size_t 
         uint32_t round;
         int32_t  sender;
     } h;
-    if (header_length != sizeof(h) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-        /* our senders send eager messages with this header only */
-        ucs_warn("member collectives: dropped a message of %zu header bytes", header_length);
+    if (header_length != sizeof(h) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ||
+        !(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) || param->reply_ep == nullptr) {
+        /* our senders send eager messages with this header only, and with
+         * their endpoint (UCP_AM_SEND_FLAG_REPLY) */
+        ucs_warn("member collectives: dropped a message of %zu header bytes%s", header_length,
+                 (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ? "" :
+                 " without its endpoint");
         return UCS_OK;
     }
     std::memcpy(&h, header, sizeof(h));
+    const auto from = reinterpret_cast<uintptr_t>(param->reply_ep);
+    size_t &held    = self->per_endpoint_[from];
+    const key k{h.channel, h.round, h.sender, from};
+    if (held >= kMaxPendingPerEndpoint && self->messages_.count(k) == 0) {
+        if (self->overflowed_++ == 0) {
+            ucs_warn("member collectives: an endpoint has %zu messages waiting; what it "
+                     "sends more is dropped (counted; logged once)", held);
+        }
+        return UCS_OK;
+    }
     const auto *bytes = static_cast<const std::byte*>(data);
-    self->messages_[{h.channel, h.round, h.sender}].assign(bytes, bytes + length);
+    auto [it, fresh]  = self->messages_.try_emplace(k);
+    it->second.assign(bytes, bytes + length);
+    held += fresh ? 1 : 0;
     return UCS_OK;
+}
+
+void collective_inbox::erase(std::map<key, std::vector<std::byte>>::iterator it)
+{
+    auto held = per_endpoint_.find(std::get<3>(it->first));
+    if (held != per_endpoint_.end() && --held->second == 0) {
+        per_endpoint_.erase(held);
+    }
+    messages_.erase(it);
 }
 
 bool collective_inbox::take(uint64_t channel, uint32_t round, int sender,
                             std::vector<std::byte> &out)
 {
-    auto it = messages_.find({channel, round, sender});
-    if (it == messages_.end()) {
-        return false;
+    auto it = messages_.lower_bound({channel, round, sender, 0});
+    bool taken = false;
+    /* the sender's endpoint is bound (we sent to it before we wait): every
+     * other message in its name is another's, whether before or after */
+    while (it != messages_.end() && std::get<0>(it->first) == channel &&
+           std::get<1>(it->first) == round && std::get<2>(it->first) == sender) {
+        const auto from = reinterpret_cast<ucp_ep_h>(std::get<3>(it->first));
+        if (sender < 0 || !tc_write_lane_is_sender(lane_, static_cast<uint32_t>(sender), from)) {
+            /* not sent on the sender's endpoint: in its name, by another */
+            if (forged_++ == 0) {
+                ucs_error("member collectives: a message in the name of node %d came in on "
+                          "another node's endpoint: dropped (counted; logged once)", sender);
+            }
+            auto next = std::next(it);
+            erase(it);
+            it = next;
+            continue;
+        }
+        auto next = std::next(it);
+        if (!taken) {
+            out   = std::move(it->second);
+            taken = true;
+            erase(it);
+        }
+        it = next;
     }
-    out = std::move(it->second);
-    messages_.erase(it);
-    return true;
+    return taken;
 }
 
 void collective_inbox::drop(uint64_t channel)
 {
-    auto it = messages_.lower_bound({channel, 0, INT32_MIN});
+    auto it = messages_.lower_bound({channel, 0, INT32_MIN, 0});
     while (it != messages_.end() && std::get<0>(it->first) == channel) {
-        it = messages_.erase(it);
+        auto next = std::next(it);
+        erase(it);
+        it = next;
     }
 }
 
@@ -120,7 +168,7 @@ ucs_status_t member_channel::allgatherv(const void *buf, size_t len, void **all_
     std::vector<ucs_status_ptr_t> requests;
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags        = UCP_AM_SEND_FLAG_EAGER;
+    param.flags        = UCP_AM_SEND_FLAG_EAGER | UCP_AM_SEND_FLAG_REPLY;
     ucs_status_t status = UCS_OK;
     for (size_t i = 0; i < n && status == UCS_OK; ++i) {
         if (static_cast<int>(i) == my_index_) {

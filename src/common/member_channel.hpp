@@ -17,6 +17,16 @@
  *  - a message is named (channel, round, sender) and is taken exactly once;
  *    one that arrives before its receiver reaches the round (or opens the
  *    channel) waits in the node's inbox;
+ *  - the sender is the endpoint a message came in on, not its header: sent
+ *    with UCP_AM_SEND_FLAG_REPLY, a message is kept under its reply
+ *    endpoint too, and a round takes only the one that came in on an
+ *    endpoint bound to the sender it names (tc_write_lane_is_sender). One
+ *    in another member's name is dropped when that sender's round is taken,
+ *    counted and logged once, and cannot displace the genuine one;
+ *  - the inbox holds at most kMaxPendingPerEndpoint messages that came in
+ *    on one endpoint: past it, what that endpoint sends is dropped, counted
+ *    and logged once (a member that floods it cannot exhaust our memory;
+ *    an honest member has a round or two in flight);
  *  - rounds on a channel are numbered alike at every node (one counter,
  *    advanced once per collective), so a node a round ahead never mixes its
  *    bytes with the previous round's;
@@ -34,9 +44,11 @@
 
 #include <twochains/am_ids.h>
 #include <twochains/bootstrap.h>
+#include <twochains/lane.h>
 #include <ucp/api/ucp.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -51,19 +63,32 @@ class ucp_node;
 class collective_inbox {
 public:
     static constexpr unsigned kAmId = TC_MEMBER_CHANNEL_AM_ID;
+    static constexpr size_t kMaxPendingPerEndpoint = 4096;
 
-    ucs_status_t attach(ucp_worker_h worker);
-    /* the message of (channel, round, sender), moved out; false: not yet */
+    /* @a lane knows which endpoint is whose (the node binds each it makes) */
+    ucs_status_t attach(ucp_worker_h worker, tc_write_lane_h lane);
+    /* the message of (channel, round, sender) that came in on the sender's
+     * endpoint, moved out; false: not yet */
     bool take(uint64_t channel, uint32_t round, int sender, std::vector<std::byte> &out);
     /* messages of a channel no collective will take any more */
     void drop(uint64_t channel);
     size_t pending() const { return messages_.size(); }
+    /* messages dropped: in another's name, or past an endpoint's bound */
+    uint64_t forged() const { return forged_; }
+    uint64_t overflowed() const { return overflowed_; }
 
 private:
+    /* channel, round, named sender, the endpoint it came in on */
+    using key = std::tuple<uint64_t, uint32_t, int, uintptr_t>;
+
     static ucs_status_t on_message(void *arg, const void *header, size_t header_length,
                                    void *data, size_t length, const ucp_am_recv_param_t *param);
+    void erase(std::map<key, std::vector<std::byte>>::iterator it);
 
-    std::map<std::tuple<uint64_t, uint32_t, int>, std::vector<std::byte>> messages_;
+    tc_write_lane_h                           lane_ = nullptr;
+    std::map<key, std::vector<std::byte>>     messages_;
+    std::map<uintptr_t, size_t>               per_endpoint_;
+    uint64_t                                  forged_ = 0, overflowed_ = 0;
 };
 
 /* One channel: its rounds, and a tc_bootstrap over them. */

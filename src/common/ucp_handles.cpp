@@ -219,7 +219,7 @@ ucp_node::ucp_node(tc_bootstrap_h boot, uint64_t features)
     }
     write_lane_.reset(lane);
 
-    status_ = inbox_.attach(worker);
+    status_ = inbox_.attach(worker, lane);
     if (status_ != UCS_OK) {
         return;
     }
@@ -551,7 +551,7 @@ ucs_status_t ucp_node::exchange_personal(std::span<const int> ids,
     } const h{name, 0, static_cast<int32_t>(rank_)};
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags        = UCP_AM_SEND_FLAG_EAGER;
+    param.flags        = UCP_AM_SEND_FLAG_EAGER | UCP_AM_SEND_FLAG_REPLY;
     std::vector<ucs_status_ptr_t> requests;
     ucs_status_t status = UCS_OK;
     from.assign(n, {});

@@ -454,6 +454,19 @@ out:
     return status;
 }
 
+int tc_write_lane_is_sender(tc_write_lane_h lane, uint32_t sender, ucp_ep_h ep)
+{
+    ucp_am_recv_param_t param;
+    int genuine;
+
+    param.recv_attr = UCP_AM_RECV_ATTR_FIELD_REPLY_EP;
+    param.reply_ep  = ep;
+    pthread_mutex_lock(&lane->lock);
+    genuine = tc_write_lane_sender_genuine(lane, sender, &param);
+    pthread_mutex_unlock(&lane->lock);
+    return genuine;
+}
+
 void tc_write_lane_unbind_sender(tc_write_lane_h lane, uint32_t sender, ucp_ep_h ep)
 {
     unsigned i;

@@ -1,14 +1,20 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * The SST table (typed columns mirrored by puts) and predicate/trigger pairs.
+ * The SST table (typed columns mirrored by puts) and predicate/trigger pairs;
+ * the member collectives the regions are exchanged over.
  */
 #include "common.h"
 
+#include "common/member_channel.hpp"
 #include "sst/table.hpp"
 
 #include <twochains/bootstrap.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
 #include <thread>
 
 namespace {
@@ -99,6 +105,89 @@ TEST(sst_table, rows_are_mirrored_by_puts)
     }
     tc_bootstrap_inproc_domain_destroy(domain);
     EXPECT_EQ(std::vector<int>(n, 1), ok);
+    unsetenv("UCX_TLS");
+}
+
+/* Member collectives believe the endpoint a message came in on, not the
+ * sender its header names. Node 2 sends node 1 a message of round 1 in
+ * node 0's name after node 0 sent its own, before node 1 reads either (a
+ * later message under the same name replaced the earlier one before);
+ * node 1's round takes node 0's genuine bytes, and drops the other,
+ * counted. */
+TEST(member_channel, a_message_in_another_members_name_is_dropped)
+{
+    setenv("UCX_TLS", "posix,self", 1);
+    static constexpr int n = 3;
+    tc_bootstrap_inproc_domain_h domain;
+    ASSERT_EQ(UCS_OK, tc_bootstrap_inproc_domain_create(n, 30.0, &domain));
+    std::atomic<bool> forged_sent{false};
+    tc_test::scoped_log_expect logs;
+    std::vector<std::string> from_zero(n);
+    std::vector<uint64_t> forged(n, 0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+        threads.emplace_back([&, r] {
+            tc_bootstrap_h b;
+            ASSERT_EQ(UCS_OK, tc_bootstrap_inproc_create(domain, r, &b));
+            tc::bootstrap_ptr boot(b);
+            tc::ucp_node node(boot.get());
+            ASSERT_EQ(UCS_OK, node.status());
+            const std::vector<int> ids{0, 1, 2};
+            const uint64_t name = tc::member_channel::name_of(ids, 77);
+            tc::member_channel channel(node, name, ids, r, 30.0);
+            ASSERT_EQ(UCS_OK, channel.status());
+            if (r == 2) {
+                /* after node 0's genuine message reached node 1's queue */
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                struct {
+                    uint64_t channel;
+                    uint32_t round;
+                    int32_t  sender;
+                } const h{name, 1, 0};
+                static const char lie[] = "forged by 2";
+                ucp_request_param_t param{};
+                param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+                param.flags        = UCP_AM_SEND_FLAG_EAGER | UCP_AM_SEND_FLAG_REPLY;
+                ucs_status_ptr_t req = ucp_am_send_nbx(node.ep(1),
+                                                       tc::collective_inbox::kAmId, &h,
+                                                       sizeof(h), lie, sizeof(lie), &param);
+                ASSERT_FALSE(UCS_PTR_IS_ERR(req));
+                while (req != nullptr && ucp_request_check_status(req) == UCS_INPROGRESS) {
+                    ucp_worker_progress(node.worker());
+                }
+                if (req != nullptr) {
+                    ucp_request_free(req);
+                }
+                forged_sent = true;
+            }
+            if (r == 1) {   /* takes nothing before both are in its inbox */
+                while (!forged_sent) {
+                    ucp_worker_progress(node.worker());
+                }
+                for (int i = 0; i < 1000; ++i) {
+                    ucp_worker_progress(node.worker());
+                }
+            }
+            const std::string mine = "genuine from " + std::to_string(r);
+            void *all   = nullptr;
+            size_t lens[n];
+            ASSERT_EQ(UCS_OK, channel.allgatherv(mine.data(), mine.size(), &all, lens));
+            from_zero[r].assign(static_cast<const char*>(all), lens[0]);
+            std::free(all);
+            forged[r] = node.inbox().forged();
+            ASSERT_EQ(UCS_OK, node.barrier());
+        });
+    }
+    for (auto &th : threads) {
+        th.join();
+    }
+    tc_bootstrap_inproc_domain_destroy(domain);
+    for (int r = 0; r < n; ++r) {
+        EXPECT_EQ("genuine from 0", from_zero[r]) << "node " << r;
+    }
+    EXPECT_EQ(1u, forged[1]);
+    EXPECT_EQ(0u, forged[0] + forged[2]);
+    EXPECT_EQ(1u, logs.count("a message in the name of node 0 came in on another node's"));
     unsetenv("UCX_TLS");
 }
 

@@ -186,6 +186,11 @@ ucs_status_t tc_write_lane_bind_sender(tc_write_lane_h lane, uint32_t sender, uc
 /** Undo tc_write_lane_bind_sender(); no-op if @a ep is not bound. */
 void tc_write_lane_unbind_sender(tc_write_lane_h lane, uint32_t sender, ucp_ep_h ep);
 
+/** Whether @a ep (an active message's reply endpoint) is bound to @a sender:
+ * for other users of UCP_AM_SEND_FLAG_REPLY messages that must know who
+ * sent them. */
+int tc_write_lane_is_sender(tc_write_lane_h lane, uint32_t sender, ucp_ep_h ep);
+
 /** No one may write the region at @a base any more. Writes for it that
  * arrive later are dropped and counted as late (UCS_LOG_LEVEL_DEBUG): on the
  * AM lane, a peer's flush completes when its data left, not when our
