@@ -311,6 +311,43 @@ TEST_F(ifunc_exec, a_frame_flipped_while_it_runs_runs_only_the_installed_code)
     EXPECT_GT(ran, 0u);
     EXPECT_EQ(sum0 + static_cast<int64_t>(ran) * (3 + 5 + 7 + 11),
               state<int64_t>("tcbench_accumulator"));
+
+    /* a compact Cached frame (no code: it names one by hash; copied first,
+     * a few cache lines, which measured faster than reading the slot in
+     * place); its hash flipped names no known code */
+    auto first = frame(e.get(), ids[0], TC_IFUNC_MODE_CACHED, v, sizeof(v));
+    ASSERT_EQ(TC_IFUNC_REJECT_NONE, run(e.get(), first, &r)) << r.detail;
+    auto cached = frame(e.get(), ids[0], TC_IFUNC_MODE_CACHED, v, sizeof(v));
+    ASSERT_LT(48u, cached.size() + 1);   /* a compact Cached header: 48 bytes */
+    const int64_t sum1 = state<int64_t>("tcbench_accumulator");
+    stop = false;
+    uint8_t *hash_byte = cached.data() + 40;   /* compact code_hash, low byte */
+    std::thread hash_flipper([&] {
+        std::atomic_ref<uint8_t> hb(*hash_byte);
+        while (!stop.load(std::memory_order_relaxed)) {
+            hb.fetch_xor(0x5a, std::memory_order_relaxed);
+        }
+    });
+    size_t cached_ran = 0, missed = 0;
+    other = 0;
+    for (size_t i = 0; i < runs; ++i) {
+        tc_ifunc_exec_run(e.get(), cached.data(), cached.size(), target, &r);
+        if (r.reason == TC_IFUNC_REJECT_NONE) {
+            ++cached_ran;
+        } else if (r.reason == TC_IFUNC_REJECT_CACHE_MISS) {
+            ++missed;
+        } else {
+            ++other;
+        }
+    }
+    stop = true;
+    hash_flipper.join();
+    std::printf("%zu compact runs: %zu ran, %zu named no known code, %zu other\n", runs,
+                cached_ran, missed, other);
+    EXPECT_EQ(0u, other) << tc_ifunc_reject_name(r.reason) << " " << r.detail;
+    EXPECT_GT(cached_ran, 0u);
+    EXPECT_EQ(sum1 + static_cast<int64_t>(cached_ran) * (3 + 5 + 7 + 11),
+              state<int64_t>("tcbench_accumulator"));
 }
 
 TEST_F(ifunc_exec, undeclared_packages_are_refused)
