@@ -270,11 +270,12 @@ static void run_hostile(job_t *j, uint32_t frames, uint32_t turn_at)
     free(frame);
 }
 
-static void run_receiver(job_t *j, uint32_t frames)
+/* Every honest frame sent to us, then (after the hostile rank is done)
+ * whatever it wrote; prints what ran and fails unless it is exact */
+static void run_receiver(job_t *j, uint32_t frames, double deadline)
 {
     const int64_t *acc    = tc_ifunc_pkg_symbol(j->pkg, "tcbench_accumulator");
     const uint64_t *calls = tc_ifunc_pkg_symbol(j->pkg, "tcbench_sum_calls");
-    double deadline       = tc_ifunc_now() + 60;
     uint64_t expected_calls = 0;
     int64_t expected        = 0;
     tc_ifunc_stats_t st;
@@ -301,9 +302,14 @@ static void run_receiver(job_t *j, uint32_t frames)
         tc_progress(tc_ifunc_mailbox_engine(j->mbox));
         tc_ifunc_poll(j->mbox, 0);
     }
-    /* then the hostile rank's writes, read until nothing new has happened
-     * for a second (the hostile one writes without pause once it starts,
-     * and the trailer timeout is shorter) */
+    /* every rank, the hostile one after its last write, flushed and met
+     * here: all its writes are in our rings (however long a CPU hog held
+     * it back). Read them until nothing new has happened for a second
+     * (the trailer timeout is shorter). The barrier polls no ring: the
+     * hostile rank's good frames (at most FRAMES = 60 a receiver) fit the
+     * default ring depth (64) without a credit back. */
+    tc_ifunc_mailbox_flush(j->mbox, 10.0);
+    tc_ifunc_mailbox_barrier(j->mbox);
     quiet_since = tc_ifunc_now();
     while ((tc_ifunc_now() - quiet_since < 1.0) && (tc_ifunc_now() < deadline)) {
         tc_progress(tc_ifunc_mailbox_engine(j->mbox));
@@ -374,11 +380,14 @@ int main(int argc, char **argv)
 
     if (g_rank == HOSTILE) {
         run_hostile(&j, frames, turn_at);
+        /* its writes are all out: the receivers read them after this */
+        tc_ifunc_mailbox_flush(j.mbox, 10.0);
+        tc_ifunc_mailbox_barrier(j.mbox);
     } else {
         if (g_rank != 0) {
             run_honest(&j, frames);
         }
-        run_receiver(&j, frames);
+        run_receiver(&j, frames, tc_ifunc_now() + 60);
     }
     /* everyone done before anyone leaves: a receiver may still need our
      * credits, and we theirs */
