@@ -48,6 +48,10 @@ ucs_status_t large_messages::create_engine(ucp_node &node, const group_params &p
         ep.on_receive = [owner](const rdmc::transfer_info &t) {
             owner->arrived_[{t.root, t.index}] = t.data;
         };
+        /* engine member indices are the rows of the view it was built in */
+        ep.on_peer_fault = [owner](int member, const char *what) {
+            owner->ctx_.blame(member, what);
+        };
         ep.on_sent = [owner](const rdmc::transfer_info &t) {
             auto it = owner->own_.find(t.index);
             if (it != owner->own_.end()) {

@@ -76,6 +76,9 @@ public:
 
     void dump(FILE *out) const;
 
+    /* the engine of this view, or null (for the hostile-member tests) */
+    rdmc::engine *engine() const { return engine_.get(); }
+
 private:
     struct own_message {
         std::span<const std::byte> data;

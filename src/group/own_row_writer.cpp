@@ -15,6 +15,7 @@ namespace tc {
 
 struct fault_injection_access {
     static group_context &context(group &g) { return g.impl_->ctx_; }
+    static large_messages &large(group &g) { return g.impl_->large_; }
 };
 
 } // namespace tc
@@ -71,6 +72,15 @@ ucs_status_t write_own_row(group &g, std::string_view name, size_t entry, int64_
         return ctx.push(c, sst::put_purpose::other);
     }
     return UCS_ERR_INVALID_PARAM;
+}
+
+ucs_status_t keep_own_rdmc_word(group &g, std::string_view which, int root, int64_t value)
+{
+    rdmc::engine *e = fault_injection_access::large(g).engine();
+    if (e == nullptr) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return rdmc::fault_injection::keep_own_control_word(*e, which, root, value);
 }
 
 } // namespace tc::fault_injection

@@ -32,4 +32,10 @@ std::vector<row_column> own_row_columns(group &g);
  * does not have. */
 ucs_status_t write_own_row(group &g, std::string_view name, size_t entry, int64_t value);
 
+/* Our own RDMC control word @a which ("offer", "ready", "arrived") for
+ * root row @a root := @a value, at every member, and kept so
+ * (rdmc::fault_injection::keep_own_control_word). UCS_ERR_UNSUPPORTED in a
+ * group without RDMC. */
+ucs_status_t keep_own_rdmc_word(group &g, std::string_view which, int root, int64_t value);
+
 } // namespace tc::fault_injection

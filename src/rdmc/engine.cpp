@@ -9,7 +9,10 @@
  *  - per root, a member has at most one active transfer, and handles that
  *    root's transfers in index order;
  *  - arrived[r][p] at us only grows, and never passes what the schedule says
- *    p sends us in our accepted transfers of r;
+ *    p sends us in our accepted transfers of r: a word that says otherwise
+ *    is p's fault (blamed, and p's words are not read again), never ours;
+ *  - we write only our own part of the control words, and read a faulty
+ *    member's part no more;
  *  - a pool buffer is reused only when its transfer is done here (all blocks
  *    in, all our puts from it completed) and the application released it;
  *  - at most one data put in flight per peer, and at most
@@ -24,9 +27,13 @@
 #include <ucs/debug/log_def.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 namespace tc::rdmc {
 
@@ -64,6 +71,9 @@ public:
         slots_.resize(p_.buffers);
         inflight_.assign(n_, {});
         offers_seen_.assign(n_, 0);
+        offer_looked_.assign(n_, 0);
+        faulty_.assign(n_, 0);
+        bad_looks_.assign(n_, {});
     }
 
     ~engine_impl()
@@ -82,7 +92,7 @@ public:
     /* Collective: register and exchange the control region and the pool. */
     ucs_status_t init()
     {
-        ucs_status_t status = create_regions(node_, p_, layout_.words() * sizeof(int64_t),
+        ucs_status_t status = create_regions(node_, p_, layout_.part_bytes(),
                                              p_.max_message * p_.buffers, control_, pool_);
         if (status != UCS_OK) {
             return status;
@@ -97,15 +107,20 @@ public:
     }
 
     /* The engine's regions, created collectively in this order by members
-     * and non-members alike (a non-member shares nothing and gets none). */
+     * and non-members alike (a non-member shares nothing and gets none):
+     * the control words, one part per writer, and the pool. */
     static ucs_status_t create_regions(ucp_node &node, const engine_params &p,
-                                       size_t control_bytes, size_t pool_bytes,
+                                       size_t control_part_bytes, size_t pool_bytes,
                                        std::unique_ptr<sst::mirrored_region> &control,
                                        std::unique_ptr<sst::mirrored_region> &pool)
     {
+        std::vector<int> writers(p.members.size());
+        for (size_t m = 0; m < writers.size(); ++m) {
+            writers[m] = static_cast<int>(m);
+        }
         /* at least a cache line each: UCX maps no empty region */
         ucs_status_t status = sst::mirrored_region::create(
-                node, p.members, std::max<size_t>(control_bytes, 64), control);
+                node, p.members, std::max<size_t>(control_part_bytes, 64), writers, control);
         if (status == UCS_OK) {
             status = sst::mirrored_region::create(node, p.members,
                                                   std::max<size_t>(pool_bytes, 64), pool);
@@ -313,24 +328,103 @@ public:
     schedule_kind kind() const { return p_.kind; }
 
 private:
-    std::byte *control() const { return control_->base(); }
-    int64_t word(size_t off) const { return load_word(control() + off); }
+    using word_at = control_layout::word_at;
+
+    /* a peer's word: one load (the caller checks it before use) */
+    int64_t word(word_at w) const { return load_word(control_->part(w.part) + w.offset); }
+    std::byte *own_word(word_at w) const
+    {
+        if (w.part != me_) {
+            invariant_broken("a write to another member's control words");
+        }
+        return control_->part(me_) + w.offset;
+    }
     std::byte *slot_base(int s) const
     {
         return pool_->base() + static_cast<size_t>(s) * p_.max_message;
     }
 
-    ucs_status_t put_word(int member, size_t off, int64_t value)
+    /* our word @a w, at @a member only (arrived counts are per receiver) */
+    ucs_status_t put_word(int member, word_at w, int64_t value)
     {
-        const auto &r = control_->remote(member);
-        return pusher_.put_copy(p_.members[member], &value, sizeof(value), r.address + off, r,
-                                put_purpose::counter);
+        (void)own_word(w);
+        value = kept_lie(w, value);
+        if (faulty_[member]) {
+            return UCS_OK;   /* nothing more of ours goes to a member we blamed */
+        }
+        const auto &r = control_->remote(member, me_);
+        return pusher_.put_copy(p_.members[member], &value, sizeof(value), r.address + w.offset,
+                                r, put_purpose::counter);
     }
 
-    ucs_status_t put_word_to_all(size_t off, int64_t value)
+    ucs_status_t put_word_to_all(word_at w, int64_t value)
     {
-        store_word(control() + off, value);
-        return control_->push_all(pusher_, 0, off, sizeof(value), put_purpose::counter);
+        store_word(own_word(w), kept_lie(w, value));
+        return control_->push_all(pusher_, me_, w.offset, sizeof(value), put_purpose::counter);
+    }
+
+    /* the hostile-member tests' word, where they keep one (fault_injection) */
+    int64_t kept_lie(word_at w, int64_t value) const
+    {
+        return (lie_ && lie_->first.offset == w.offset) ? lie_->second : value;
+    }
+
+public:
+    ucs_status_t keep_own_word(std::string_view which, int root, int64_t value)
+    {
+        if (root < 0 || root >= n_) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        word_at w;
+        if (which == "offer") {
+            w = layout_.offer(me_);
+        } else if (which == "ready") {
+            w = layout_.ready(root, me_);
+        } else if (which == "arrived") {
+            w = layout_.arrived(root, me_);
+        } else {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        lie_.emplace(w, value);
+        return put_word_to_all(w, value);
+    }
+
+private:
+    /* --- peers' words --- */
+
+    enum class word_kind : uint8_t { offer, ready, arrived, count };
+
+    /* @a peer's word of @a kind holds what it cannot have written, on this
+     * look. Its fault on the second look in a row; true once blamed. */
+    bool bad_look(int peer, word_kind kind, const char *what)
+    {
+        uint8_t &looks = bad_looks_[peer][static_cast<size_t>(kind)];
+        if (++looks < 2) {
+            return false;
+        }
+        blame(peer, what);
+        return true;
+    }
+    void good_look(int peer, word_kind kind)
+    {
+        bad_looks_[peer][static_cast<size_t>(kind)] = 0;
+    }
+
+    void blame(int peer, const char *what)
+    {
+        if (faulty_[peer]) {
+            return;
+        }
+        faulty_[peer] = 1;
+        ++stats_.peer_faults;
+        if (p_.on_peer_fault) {
+            call_contained("rdmc: on_peer_fault", "the engine goes on",
+                           [&] { p_.on_peer_fault(peer, what); },
+                           [this] { return callback_errors_++; });
+        } else {
+            ucs_error("rdmc: member %d (rank %d) wrote %s; its words are not read again", peer,
+                      p_.members[peer], what);
+        }
     }
 
     int free_slot() const
@@ -393,7 +487,7 @@ private:
         const pending_send ps = send_queue_.front();  /* a copy: popped below */
         /* every member accepted our previous transfer, so it has read its offer */
         for (int m = 0; m < n_; ++m) {
-            if (m != me_ && (word(layout_.ready(me_, m)) >> 16) < ps.index) {
+            if (m != me_ && !faulty_[m] && (word(layout_.ready(me_, m)) >> 16) < ps.index) {
                 return UCS_OK;
             }
         }
@@ -406,7 +500,7 @@ private:
         rs.current = std::move(t);
         const uint64_t offer = (((static_cast<uint64_t>(ps.index) + 1) & kOfferSeqMask)
                                 << kOfferSizeBits) | ps.data.size();
-        store_word(control() + layout_.ready(me_, me_),
+        store_word(own_word(layout_.ready(me_, me_)),
                    static_cast<int64_t>(((ps.index + 1) << 16) | kSlotRoot));
         return put_word_to_all(layout_.offer(me_), static_cast<int64_t>(offer));
     }
@@ -416,16 +510,29 @@ private:
     {
         unsigned events = 0;
         for (int r = 0; r < n_; ++r) {
-            if (r == me_) {
+            if (r == me_ || faulty_[r]) {
                 continue;
             }
             const auto w        = static_cast<uint64_t>(word(layout_.offer(r)));
             const uint64_t next = (static_cast<uint64_t>(offers_seen_[r]) + 1) & kOfferSeqMask;
             if ((w >> kOfferSizeBits) != next) {
+                offer_looked_[r] = 0;
                 continue;
             }
+            /* the word stays until we accept it: take it only when two
+             * looks agree, so that a put still landing is never taken */
+            if (offer_looked_[r] != w) {
+                offer_looked_[r] = w;
+                continue;
+            }
+            const size_t size = static_cast<size_t>(w & kOfferSizeMask);
+            if (size > p_.max_message) {
+                bad_look(r, word_kind::offer, "an RDMC offer larger than the group's buffers");
+                continue;
+            }
+            good_look(r, word_kind::offer);
+            offer_looked_[r]    = 0;
             const int64_t index = offers_seen_[r]++;
-            const size_t  size  = static_cast<size_t>(w & kOfferSizeMask);
             roots_[r].offers.emplace_back(index, size);
             if (!p_.manual_accept) {
                 accept_queue_.push_back(r);
@@ -448,12 +555,7 @@ private:
             if (rs.current || rs.offers.empty()) {
                 return UCS_OK;
             }
-            const auto [index, size] = rs.offers.front();
-            if (size > p_.max_message) {
-                ucs_error("rdmc: root %d offers %zu bytes, more than our buffers' %zu", r, size,
-                          p_.max_message);
-                return UCS_ERR_EXCEEDS_LIMIT;
-            }
+            const auto [index, size] = rs.offers.front();   /* checked when read */
             const int s = free_slot();
             if (s < 0) {
                 return UCS_OK;
@@ -554,6 +656,10 @@ private:
             if (!t.have[static_cast<size_t>(op.block)]) {
                 return UCS_OK;
             }
+            if (faulty_[op.peer]) {
+                ++t.next_send;   /* we owe a member we blamed nothing */
+                continue;
+            }
             if (inflight_[op.peer].request != nullptr) {
                 ++stats_.peer_busy_waits;
                 return UCS_OK;
@@ -562,7 +668,17 @@ private:
                 return UCS_OK;
             }
             const auto ready = static_cast<uint64_t>(word(layout_.ready(t.root, op.peer)));
-            if (static_cast<int64_t>(ready >> 16) != t.index + 1) {
+            const auto ready_for = static_cast<int64_t>(ready >> 16);
+            /* a peer we owe blocks of transfer i has not finished it, so it
+             * cannot be ready for a later one; and its buffer is one it has */
+            if (ready_for > t.index + 1 || (ready_for == t.index + 1 &&
+                                            (ready & 0xffff) >= p_.buffers)) {
+                bad_look(op.peer, word_kind::ready,
+                         "an RDMC ready word naming a transfer or buffer it cannot have");
+                return UCS_OK;
+            }
+            good_look(op.peer, word_kind::ready);
+            if (ready_for != t.index + 1) {
                 ++stats_.not_ready_waits;
                 return UCS_OK;
             }
@@ -579,13 +695,20 @@ private:
     ucs_status_t progress_receives(transfer &t, root_state &rs, unsigned &events)
     {
         for (auto &src : t.sources) {
-            const int64_t count = word(layout_.arrived(t.root, src.peer)) - rs.base[src.peer];
-            if (count > static_cast<int64_t>(src.blocks.size())) {
-                ucs_error("rdmc: member %d signalled %ld blocks of (root %d, index %ld), the "
-                          "schedule says %zu", src.peer, static_cast<long>(count), t.root,
-                          static_cast<long>(t.index), src.blocks.size());
-                return UCS_ERR_IO_ERROR;
+            if (faulty_[src.peer]) {
+                continue;   /* its blocks wait for the view change */
             }
+            const int64_t arrived = word(layout_.arrived(t.root, src.peer));
+            /* base >= 0, so past the first test the differences do not overflow */
+            if (arrived < rs.base[src.peer] ||
+                arrived - rs.base[src.peer] > static_cast<int64_t>(src.blocks.size()) ||
+                arrived - rs.base[src.peer] < static_cast<int64_t>(src.seen)) {
+                bad_look(src.peer, word_kind::arrived,
+                         "an RDMC arrived count the schedule does not allow");
+                continue;
+            }
+            good_look(src.peer, word_kind::arrived);
+            const int64_t count = arrived - rs.base[src.peer];
             while (static_cast<int64_t>(src.seen) < count) {
                 const int64_t b = src.blocks[src.seen++];
                 if (t.have[static_cast<size_t>(b)]) {
@@ -704,6 +827,10 @@ private:
     std::vector<data_put>               inflight_;  /* by peer */
     unsigned                            data_in_flight_ = 0;
     std::vector<int64_t>                offers_seen_;
+    std::optional<std::pair<word_at, int64_t>> lie_;  /* fault_injection only */
+    std::vector<uint64_t>               offer_looked_;  /* by root: the word of our last look */
+    std::vector<uint8_t>                faulty_;        /* by member: blamed, not read */
+    std::vector<std::array<uint8_t, static_cast<size_t>(word_kind::count)>> bad_looks_;
     std::deque<int>                     accept_queue_;
     std::deque<pending_send>            send_queue_;
     int64_t                             next_send_index_ = 0;
@@ -768,5 +895,11 @@ int engine::my_index() const { return impl_->my_index(); }
 int engine::member_count() const { return impl_->member_count(); }
 schedule_kind engine::kind() const { return impl_->kind(); }
 void engine::dump(FILE *out) const { impl_->dump(out); }
+
+ucs_status_t fault_injection::keep_own_control_word(engine &e, std::string_view which, int root,
+                                                   int64_t value)
+{
+    return e.impl_->keep_own_word(which, root, value);
+}
 
 } // namespace tc::rdmc

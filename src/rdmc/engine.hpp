@@ -9,12 +9,24 @@
  * Per member, at creation (collective, like the SMC group):
  *   - a pool of `buffers` receive buffers of `max_message` bytes each, one
  *     ucp_mem_map'ed region whose address and rkey every member learns;
- *   - a control region of int64 words, also known to every member:
+ *   - control words, int64, one registration per writer (the part of
+ *     member w holds what w writes, and only w receives its rkey, so no
+ *     member can write a word in another's name):
  *       offer[r]        root r's current transfer: (index+1 mod 2^24) << 40 | size
  *       ready[r][m]     member m is ready for root r's transfer i in buffer b:
  *                       (i+1) << 16 | b   (written by m to every member)
  *       arrived[r][p]   at member m: blocks of root r's transfers that p has put
  *                       into m, cumulative (written by p only, to m only)
+ *
+ * A control word is a peer's input: read once per look, checked against
+ * what its writer can have written (an offer no larger than our buffers, a
+ * buffer index we have, a ready word no further than the transfer we still
+ * owe it blocks of, an arrived count the schedule allows and that never
+ * shrinks). A word that fails on two looks in a row (a put may be landing:
+ * a torn word is not a lie) is its writer's fault: counted, reported once
+ * through on_peer_fault, and the engine reads and writes nothing of that
+ * member's from then on, while transfers that do not pass through it go
+ * on. An offer is taken only when two looks read the same word.
  *
  * One transfer, root r, index i, size S, k = ceil(S / block) blocks:
  *   1. r writes offer[r] to every member, once every member is ready for its
@@ -60,6 +72,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace tc::rdmc {
@@ -104,6 +117,10 @@ struct engine_params {
     std::function<void(const transfer_info &)> on_receive;  /* all blocks arrived here */
     std::function<void(const transfer_info &)> on_sent;     /* root: our puts completed */
     std::function<void(int root, int64_t index, size_t size)> on_offer;  /* optional */
+    /* optional: member @a member wrote @a what into a control word of ours,
+     * a value it cannot have written (see the protocol above); once per
+     * member. Without it the fault is logged. */
+    std::function<void(int member, const char *what)> on_peer_fault;
 };
 
 struct engine_stats {
@@ -116,9 +133,20 @@ struct engine_stats {
     uint64_t control_puts       = 0;  /* arrived counters, ready words, offers */
     uint64_t peer_busy_waits    = 0;  /* a send waited for the previous block to that peer */
     uint64_t not_ready_waits    = 0;  /* a send waited for the peer's ready word */
+    uint64_t peer_faults        = 0;  /* control words no honest peer writes, blamed */
 };
 
 class engine_impl;
+class engine;
+
+namespace fault_injection {
+/* For the hostile-member tests (test/helpers/group_fault_probe.cc): our own
+ * control word @a which ("offer", "ready" or "arrived", for root @a root)
+ * := @a value, pushed to every member, and kept so: the engine writes
+ * @a value whenever it would write that word. It reaches nothing a member
+ * cannot write anyway (its own part). Not part of the installed API. */
+ucs_status_t keep_own_control_word(engine &e, std::string_view which, int root, int64_t value);
+} // namespace fault_injection
 
 class engine {
 public:
@@ -177,6 +205,8 @@ public:
     explicit engine(std::unique_ptr<engine_impl> impl);
 
 private:
+    friend ucs_status_t fault_injection::keep_own_control_word(engine &, std::string_view, int,
+                                                               int64_t);
     std::unique_ptr<engine_impl> impl_;
 };
 

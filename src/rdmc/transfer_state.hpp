@@ -26,21 +26,33 @@
 
 namespace tc::rdmc {
 
-/* The control region of N members: offer[r], then ready[r][m], then
- * arrived[r][p], int64 words, the same layout at every member. */
+/* The control words of N members, one part per writer: part w holds
+ * what member w writes, and w alone (its rkey goes to w only):
+ *   offer          w's current transfer as root
+ *   ready[r]       w is ready for root r's transfer
+ *   arrived[r]     blocks of root r's transfers that w has put into the
+ *                  part's holder (each holder's copy counts its own)
+ * int64 words, the same layout at every member. A word is named by its
+ * writer's part and its offset there. */
 struct control_layout {
     int n;
 
-    size_t words() const { return static_cast<size_t>(n) * (1 + 2 * n); }
-    size_t offer(int r) const { return static_cast<size_t>(r) * sizeof(int64_t); }
-    size_t ready(int r, int m) const
+    struct word_at {
+        int    part;     /* the writer */
+        size_t offset;   /* bytes into its part */
+    };
+
+    size_t part_bytes() const { return (1 + 2 * static_cast<size_t>(n)) * sizeof(int64_t); }
+    word_at offer(int r) const { return {r, 0}; }
+    /* member m is ready for root r's transfer */
+    word_at ready(int r, int m) const
     {
-        return (static_cast<size_t>(n) + static_cast<size_t>(r) * n + m) * sizeof(int64_t);
+        return {m, (1 + static_cast<size_t>(r)) * sizeof(int64_t)};
     }
-    size_t arrived(int r, int p) const
+    /* blocks of root r's transfers that member p has put into us */
+    word_at arrived(int r, int p) const
     {
-        return (static_cast<size_t>(n) * (1 + n) + static_cast<size_t>(r) * n + p) *
-               sizeof(int64_t);
+        return {p, (1 + static_cast<size_t>(n) + static_cast<size_t>(r)) * sizeof(int64_t)};
     }
 };
 

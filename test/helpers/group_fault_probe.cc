@@ -16,7 +16,11 @@
  * RDMC slot whose descriptor names a transfer 2^40 ahead (with -L); trim, admit, leaving: a view-change
  * decision for the current epoch nobody could have made (a trim 2^40
  * messages ahead, a joiner at row 1000, a member past the view leaving),
- * in its own row. The others must blame it, expel it and go on.
+ * in its own row; rdmc-ready, rdmc-arrived, rdmc-offer (with -L; at a
+ * quarter of its messages, before rank 0's large one): an RDMC control
+ * word of its own, kept so, that no member writes (ready for rank 0's
+ * first transfer in buffer 0xfffe, 2^40 blocks of rank 0's arrived, an
+ * offer of 2^39 bytes). The others must blame it, expel it and go on.
  * -X SEED:RANK: member RANK turns hostile at a moment SEED picks (needs -g
  * -b): from then on, before about one send in four, it writes a value the
  * protocol never writes into a random column of its own SST row (and
@@ -116,6 +120,23 @@ bool publish_impossible_decision(tc::group &g, const std::string &kind)
                 kind.c_str(), static_cast<long>(epoch), ucs_status_string(s));
     std::fflush(stdout);
     return true;
+}
+
+/* -H rdmc-*: an RDMC control word of ours that no member writes, kept */
+void keep_impossible_rdmc_word(tc::group &g, const std::string &kind)
+{
+    namespace fi = tc::fault_injection;
+    ucs_status_t s = UCS_ERR_INVALID_PARAM;
+    if (kind == "rdmc-ready") {
+        s = fi::keep_own_rdmc_word(g, "ready", 0, (int64_t{1} << 16) | 0xfffe);
+    } else if (kind == "rdmc-arrived") {
+        s = fi::keep_own_rdmc_word(g, "arrived", 0, int64_t{1} << 40);
+    } else if (kind == "rdmc-offer") {
+        s = fi::keep_own_rdmc_word(g, "offer", 0, (int64_t{1} << 40) | (int64_t{1} << 39));
+    }
+    std::printf("hostile: keeps an impossible RDMC word (%s): %s\n", kind.c_str(),
+                ucs_status_string(s));
+    std::fflush(stdout);
 }
 
 /* -X: one bad value into our own row or our last committed slot */
@@ -295,6 +316,10 @@ int main(int argc, char **argv)
                          (large_epoch > 0 ? g->current_view().epoch >= large_epoch :
                                             k == count / 2);
         large_sent = large_sent || big;
+        if (rank == hostile_rank && random_hostile_seed < 0 && k == count / 4 &&
+            hostile_kind.starts_with("rdmc-")) {
+            keep_impossible_rdmc_word(*g, hostile_kind);
+        }
         if (big) {
             std::printf("large send %zu\n", large);
         }
@@ -331,7 +356,8 @@ int main(int argc, char **argv)
                 tc_progress_until(node->engine(), until::done, &u, 10.0);
                 status   = g->commit();
                 last_slot = buf;
-                if (rank == hostile_rank && random_hostile_seed < 0 && k == count / 2) {
+                if (rank == hostile_rank && random_hostile_seed < 0 && k == count / 2 &&
+                    !hostile_kind.starts_with("rdmc-")) {
                     if (!publish_impossible_decision(*g, hostile_kind)) {
                         corrupt_slot(hostile_kind, buf);
                     }

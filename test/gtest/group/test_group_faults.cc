@@ -255,6 +255,37 @@ TEST_P(group_faults_on, member_that_writes_an_impossible_slot_is_expelled)
     }
 }
 
+/* A member (rank 2 of 4) keeps an RDMC control word of its own that no
+ * member writes, before rank 0 sends a 4 MiB message over RDMC (4 blocks):
+ * ready for rank 0's transfer in buffer 0xfffe (a sender that
+ * believed it put outside the member's pool: over posix, into whatever
+ * lies past the segment), 2^40 blocks arrived (a receiver stopped with a
+ * protocol error, and the group never delivered the message), or an
+ * offer of 2^39 bytes. Each word is read once per look and checked; the
+ * member that reads it blames the writer, which the others expel, and the
+ * honest three deliver one sequence. Each
+ * control word is a registration of its writer's, so only rank 2's own
+ * words can carry its lies. */
+TEST_P(group_faults_on, member_that_writes_an_impossible_rdmc_word_is_expelled)
+{
+    for (const std::string kind : {"rdmc-ready", "rdmc-arrived", "rdmc-offer"}) {
+        SCOPED_TRACE(kind);
+        cluster c(4, GetParam(),
+                  "-b -g -c 200 -r 2000 -s 64 -L 4194304 -H " + kind + ":2");
+        c.wait_all(90s);
+        EXPECT_NE(std::string::npos, c.at(2).text.find("hostile: keeps an impossible RDMC word (" +
+                                                       kind + "): Success"))
+                << c.at(2).text;
+        expect_survivors_agree_despite_false_suspicion(c, 4, {2});
+        bool logged = false;
+        for (int r : {0, 1, 3}) {
+            logged = logged || c.at(r).text.find("rank 2 wrote an RDMC") != std::string::npos;
+        }
+        EXPECT_TRUE(logged) << c.all_output();
+        EXPECT_NE(0, c.at(2).exit_code) << c.at(2).text;
+    }
+}
+
 /* The leader (rank 0 of 4) publishes a view-change decision for the
  * current epoch that nobody could have made: a trim 2^40 messages ahead of
  * what anyone received, a joiner at row 1000, or a member past the view
