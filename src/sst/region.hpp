@@ -5,8 +5,9 @@
  * parts, and a member writes its own parts locally and pushes byte ranges
  * of them to the same offset of the same part at its peers. The SST is one
  * part per member (its row), the SMC slots one part per sender (its
- * window), the view exchange one part per member; RDMC's control words and
- * buffer pool are one part every member writes.
+ * window), the view exchange one part per member, RDMC's control words one
+ * part per writer; RDMC's buffer pool is one part every member writes
+ * (relays pick its blocks per transfer: docs/security.md).
  *
  * Invariants:
  *  - Each part of a member's copy is a ucp_mem_map registration of its
