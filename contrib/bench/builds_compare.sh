@@ -17,7 +17,9 @@
 # (make -C BUILD perftest), pinned pair, 4-byte payload: ifunc_lat_local,
 # ifunc_lat_injected, ifunc_lat_cached (p50), ifunc_bw_local (msg/s);
 # jam_bw_{urgent,batched}_{local,injected,cached}: replicated jams
-# (twochains-perf --jam, 3 processes, 100 B; both trees need --jam). One JSON
+# (twochains-perf --jam, 3 processes, 100 B; both trees need --jam);
+# rdmc_64k, rdmc_4m: one RDMC message to 4 processes (binomial, 256 KiB
+# blocks), median time to all of 9 transfers. One JSON
 # object per point ("build":"before"|"after","round":r), then the median over
 # rounds of the per-round ratio after / before (> 1: after is slower for a
 # latency, faster for a rate).
@@ -100,6 +102,10 @@ point() {   # name build round
             UCX_TLS=$tls "$bin/twochains-perf" --inproc --members "$members" -t smc_bw -s 100 \
                 -n $(( members == 3 ? 300000 : 150000 )) --window 256 --mode "$mode" --json |
                 sed "s/\"shape\":\"smc_bw\"/\"shape\":\"$name\"/" ;;
+        rdmc_*)     # twochains-perf -t rdmc_bw, 4 processes, binomial
+            UCX_TLS=$tls "$bin/twochains-run" -n 4 --timeout 300 -- \
+                "$bin/twochains-perf" -t rdmc_bw -s "${name#rdmc_}" --block 256k -n 9 --json |
+                sed -n 's/^\[0\] //p' | grep '^{' | sed "s/\"shape\":\"rdmc_bw\"/\"shape\":\"$name\"/" ;;
         put_ring)
             UCX_TLS=$tls "$bin/twochains-run" -n 3 --timeout 300 -- \
                 "$bin/twochains-ring" -s 256 -n 5000 -w 100 --json | sed -n 's/^\[0\] //p' | grep '^{' ;;
@@ -129,7 +135,8 @@ field = {"smc_bw": "msg_rate", "smc_lat": "lat_avg_us", "put_ring": "hop_lat_p50
          "smc_inproc_batched_n5": "msg_rate",
          "ifunc_demo_local": "lat_p50_us", "ifunc_lat_local": "lat_p50_us",
          "ifunc_lat_injected": "lat_p50_us", "ifunc_lat_cached": "lat_p50_us",
-         "ifunc_bw_local": "msg_rate"}
+         "ifunc_bw_local": "msg_rate", "rdmc_64k": "time_to_all_s",
+         "rdmc_4m": "time_to_all_s"}
 field.update({f"jam_bw_{m}_{k}": "msg_rate" for m in ("urgent", "batched")
               for k in ("local", "injected", "cached")})
 print("# median over rounds of after / before")
