@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <netinet/in.h>
 #include <poll.h>
@@ -353,6 +354,19 @@ inline void expect_survivors_agree_despite_false_suspicion(cluster &c, int n,
     }
     ASSERT_LT(2 * out.size(), static_cast<size_t>(n)) << c.all_output();
     expect_survivors_agree(c, n, out);
+}
+
+/* Some member of @a ranks printed @a text (a blame is logged by the
+ * members that read the bad value, not necessarily by all). */
+inline bool some_member_printed(cluster &c, std::initializer_list<int> ranks,
+                                const std::string &text)
+{
+    for (int r : ranks) {
+        if (c.at(r).text.find(text) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
 }
 
 inline std::vector<int> all_ranks(int n)
