@@ -82,9 +82,9 @@ void tc_ifunc_ring_cleanup(tc_ifunc_ring_t *ring)
     kh_destroy_inplace(tc_cached, &ring->cached);
 }
 
-static void tc_ifunc_reject(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
-                            tc_ifunc_reject_t reason, uint32_t seq, unsigned type,
-                            uint32_t element_id, const char *detail)
+void tc_ifunc_reject(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                     tc_ifunc_reject_t reason, uint32_t seq, unsigned type,
+                     uint32_t element_id, const char *detail)
 {
     char from[32];
 
@@ -439,9 +439,7 @@ static int tc_ifunc_size_ok(uint32_t size, uint32_t slot_size)
            ((size % TC_FRAME_ALIGN) == 0);
 }
 
-/* A frame that began to arrive is still incomplete: 1 once it has been so
- * for the trailer timeout (and the wait is accounted), 0 while it may come */
-static int tc_ifunc_slot_timed_out(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring)
+int tc_ifunc_slot_timed_out(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring)
 {
     double now = tc_ifunc_now();
 
@@ -455,16 +453,6 @@ static int tc_ifunc_slot_timed_out(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring)
     rx->stats->pending_wait_s += now - ring->pending_since;
     ring->pending_since = 0;
     return 1;
-}
-
-/* The frame is complete: the time it was pending counts as trailer wait */
-static UCS_F_ALWAYS_INLINE void tc_ifunc_slot_arrived(tc_ifunc_rx_t *rx,
-                                                      tc_ifunc_ring_t *ring)
-{
-    if (ucs_unlikely(ring->pending_since != 0)) {
-        rx->stats->pending_wait_s += tc_ifunc_now() - ring->pending_since;
-        ring->pending_since = 0;
-    }
 }
 
 /* A frame is over: keep its signal as the slot's last, and clear what tells
@@ -509,6 +497,9 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
         /* a caller-managed buffer: anything but a frame magic is no message
          * (the public API's rule); the last frame's signal stored again is
          * a late store, as above (each send has its own signal) */
+        if (TC_FRAME_SIGNAL_MAGIC(sig) == TC_FRAME_MAGIC_CHECKED) {
+            return tc_ifunc_slot_process_checked(rx, ring, slot, slot_size, sig);
+        }
         if (TC_FRAME_SIGNAL_MAGIC(sig) != TC_FRAME_MAGIC) {
             return TC_IFUNC_SLOT_EMPTY;
         }

@@ -205,7 +205,11 @@ tc_ifunc_reject_t tc_frame_check_header(const tc_frame_hdr_t *hdr,
     const uint64_t body_end = (uint64_t)hdr->frame_size - 1; /* trailer byte */
     uint64_t pos;
 
-    if (TC_FRAME_SIGNAL_MAGIC(hdr->signal) != TC_FRAME_MAGIC) {
+    /* the magic says which rule made the frame complete, and the flag
+     * must say the same; the checksum word holds one of the two sums */
+    if ((TC_FRAME_SIGNAL_MAGIC(hdr->signal) !=
+         ((hdr->flags & TC_FRAME_F_CHECKED) ? TC_FRAME_MAGIC_CHECKED : TC_FRAME_MAGIC)) ||
+        ((hdr->flags & TC_FRAME_F_CHECKED) && (hdr->flags & TC_FRAME_F_CHECKSUM))) {
         return TC_IFUNC_REJECT_SIGNAL;
     }
     if ((hdr->version != TC_FRAME_VERSION) ||

@@ -69,6 +69,24 @@
  * random value, so that consecutive frames into one buffer never share a
  * signal and a late second store of the last one is recognised.
  *
+ * Checked frames (UCX_TC_IFUNC_SIGNAL=check, the default, for
+ * ucp_ifunc_send_nbix up to UCX_TC_IFUNC_CHECKED_MAX bytes): a full frame,
+ * code and all, in ONE put that may land in any byte order and store any
+ * byte twice. The signal word carries TC_FRAME_MAGIC_CHECKED, which differs
+ * from TC_FRAME_MAGIC in every byte, so a receiver tells the two rules
+ * apart from the signal word alone, and a signal word still landing is
+ * neither magic. TC_FRAME_F_CHECKED is set and `checksum` holds
+ * tc_frame_checked_check(): the words [8, frame_size) with the checksum
+ * word itself as zero, mixed as the compact check mixes them. The receiver
+ * snapshots the header, bounds frame_size by its buffer, and acts only when
+ * the snapshot's signal, seq and flag agree and the check over the snapshot
+ * and the live body matches the snapshot's checksum: by the argument of the
+ * compact frames below, each word it read was the sent one. After running
+ * (or rejecting) it clears only the signal word, so an empty buffer is one
+ * load; a late second store that puts the signal back is recognised by the
+ * buffer's last (signal, check) and by a table of the last 1,024 run, keyed
+ * by seq.
+ *
  * "Data, then signal" -- which ordering guarantee each variant uses
  * (UCX_TC_IFUNC_SIGNAL):
  *  - fence (default): put [8, frame_size) (header minus signal, body and
@@ -144,6 +162,7 @@ BEGIN_C_DECLS
 #define TC_FRAME_ALIGN        64u            /* every region and the frame */
 #define TC_FRAME_HDR_SIZE     128u
 #define TC_FRAME_MAGIC        0x31464354u    /* "TCF1" */
+#define TC_FRAME_MAGIC_CHECKED 0x32646b63u   /* "ckd2": no byte of TC_FRAME_MAGIC */
 #define TC_FRAME_GOT_SIZE     8u             /* one pointer */
 #define TC_FRAME_MIN_SIZE     (TC_FRAME_HDR_SIZE + TC_FRAME_ALIGN)
 #define TC_FRAME_MAX_SYMBOLS  256u
@@ -153,6 +172,8 @@ BEGIN_C_DECLS
 
 /* Signal word and trailer byte of frame @a _seq */
 #define TC_FRAME_SIGNAL(_seq)  (((uint64_t)TC_FRAME_MAGIC << 32) | (uint32_t)(_seq))
+#define TC_FRAME_SIGNAL_CHECKED(_seq) \
+    (((uint64_t)TC_FRAME_MAGIC_CHECKED << 32) | (uint32_t)(_seq))
 #define TC_FRAME_TRAILER(_seq) ((uint8_t)(0x80u | ((uint32_t)(_seq) & 0x7fu)))
 #define TC_FRAME_SIGNAL_SEQ(_sig)   ((uint32_t)(_sig))
 #define TC_FRAME_SIGNAL_MAGIC(_sig) ((uint32_t)((_sig) >> 32))
@@ -171,7 +192,8 @@ enum {
     TC_FRAME_F_CHECKSUM = 0x4,  /* checksum covers header [8, 88) + payload */
     TC_FRAME_F_WDATA    = 0x8,  /* span has writable globals (TC_JAM_F_WRITABLE_DATA) */
     TC_FRAME_F_NAMED    = 0x10, /* pkg_name holds the package name (ucp_ifunc frames) */
-    TC_FRAME_F_ALL      = 0x1f
+    TC_FRAME_F_CHECKED  = 0x20, /* one put: checksum is tc_frame_checked_check() */
+    TC_FRAME_F_ALL      = 0x3f
 };
 
 typedef struct tc_frame_hdr {
@@ -196,7 +218,8 @@ typedef struct tc_frame_hdr {
     uint32_t symtab_offset;   /*  76 */
     uint32_t symtab_size;     /*  80 bytes of names, NULs included */
     uint32_t num_symbols;     /*  84 */
-    uint64_t checksum;        /*  88 TC_FRAME_F_CHECKSUM: FNV-1a 64 */
+    uint64_t checksum;        /*  88 TC_FRAME_F_CHECKSUM: FNV-1a 64; TC_FRAME_F_CHECKED:
+                                 tc_frame_checked_check() */
     uint64_t build_id;        /*  96 sender's package build id */
     uint32_t data_offset;     /* 104 TC_FRAME_F_WDATA: the span's writable data, from the span start */
     char     pkg_name[TC_FRAME_PKG_NAME_MAX]; /* 108 TC_FRAME_F_NAMED: NUL-terminated C
@@ -291,6 +314,44 @@ static inline uint64_t tc_frame_compact_check(const void *frame, uint32_t size)
         a = tc_frame_check_mix(a, __atomic_load_n(&w[i], __ATOMIC_RELAXED));
     }
     /* lanes folded apart (rotations keep a one-lane difference a difference) */
+    b = tc_frame_check_fold(b);
+    c = tc_frame_check_fold(c);
+    d = tc_frame_check_fold(d);
+    return tc_frame_check_fold(a) ^ ((b << 17) | (b >> 47)) ^ ((c << 31) | (c >> 33)) ^
+           ((d << 47) | (d >> 17)) ^ (uint64_t)n;
+}
+
+/**
+ * Check word of a checked frame (see the top of this file): the header
+ * words 1..15 of @a hdr (a snapshot; its checksum word counts as zero),
+ * then the words [TC_FRAME_HDR_SIZE, @a size) of @a frame, read once each
+ * with plain loads. @a size is a multiple of TC_FRAME_ALIGN, at least
+ * TC_FRAME_MIN_SIZE, so the body is whole groups of four words.
+ */
+static inline uint64_t tc_frame_checked_check(const tc_frame_hdr_t *hdr,
+                                              const void *frame, uint32_t size)
+{
+    const uint64_t *hw = (const uint64_t*)hdr;
+    const uint64_t *w  = (const uint64_t*)frame;
+    const uint32_t csum_word = TC_FRAME_CSUM_HDR_END / 8;   /* the checksum word */
+    uint32_t n = size / 8, i;
+    uint64_t l[4] = {0x243f6a8885a308d3ull ^ size, 0x13198a2e03707344ull,
+                     0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull};
+    uint64_t a, b, c, d;
+
+    for (i = 1; i < TC_FRAME_HDR_SIZE / 8; ++i) {
+        l[i & 3] = tc_frame_check_mix(l[i & 3], (i == csum_word) ? 0 : hw[i]);
+    }
+    a = l[0];
+    b = l[1];
+    c = l[2];
+    d = l[3];
+    for (; i + 4 <= n; i += 4) {
+        a = tc_frame_check_mix(a, __atomic_load_n(&w[i], __ATOMIC_RELAXED));
+        b = tc_frame_check_mix(b, __atomic_load_n(&w[i + 1], __ATOMIC_RELAXED));
+        c = tc_frame_check_mix(c, __atomic_load_n(&w[i + 2], __ATOMIC_RELAXED));
+        d = tc_frame_check_mix(d, __atomic_load_n(&w[i + 3], __ATOMIC_RELAXED));
+    }
     b = tc_frame_check_fold(b);
     c = tc_frame_check_fold(c);
     d = tc_frame_check_fold(d);

@@ -178,6 +178,7 @@ typedef struct tc_ifunc_ring {
     int                trailer_mode;    /* the sender uses TC_IFUNC_SIGNAL_TRAILER */
     double             pending_since;   /* > 0: head frame incomplete since */
     uint64_t           last_signal;     /* of the last frame run or rejected here */
+    uint64_t           last_check;      /* its check (checked frames), 0 if incomplete */
     khash_t(tc_cached) cached;          /* code_hash -> code, for Cached frames */
     tc_ifunc_link_t    *links;
     uint32_t           warned;          /* reasons already logged (bits) */
@@ -219,6 +220,60 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
                                                    uint32_t slot_size,
                                                    uint64_t expect_seq,
                                                    uint64_t sig);
+
+static inline double tc_ifunc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* (ucp_ifunc.c) How ucp_ifunc_send_nbix sends a frame */
+typedef enum {
+    TC_UCP_IFUNC_FORM_CHECKED,   /* one put, TC_FRAME_MAGIC_CHECKED */
+    TC_UCP_IFUNC_FORM_TRAILER,   /* one put, trailer rule */
+    TC_UCP_IFUNC_FORM_FENCED     /* body, flush, signal */
+} tc_ucp_ifunc_form_t;
+
+/* Stamp the next send of a ucp_ifunc message (seq, signal, trailer, and
+ * check) without sending it; the frame must not be read by a put still:
+ * tc_ucp_ifunc_settle waits for the message's last put while UCX reads
+ * its frame. Tests tear what this stamps. */
+struct ucp_ifunc_msg;
+tc_ucp_ifunc_form_t tc_ucp_ifunc_stamp(struct ucp_ifunc_msg *msg);
+void tc_ucp_ifunc_settle(struct ucp_ifunc_msg *msg);
+
+/* What ucp_poll_ifunc counted in this process */
+const tc_ifunc_stats_t *tc_ucp_ifunc_stats_get(void);
+
+/* (checked_frame.c) The checked frame (frame.h) whose signal @a sig, with
+ * TC_FRAME_MAGIC_CHECKED, is at @a buffer of ucp_poll_ifunc: run, rejected,
+ * still arriving, or a late second store of one already run (EMPTY). Writes
+ * only the signal word of a frame it is done with. */
+tc_ifunc_slot_result_t tc_ifunc_slot_process_checked(tc_ifunc_rx_t *rx,
+                                                     tc_ifunc_ring_t *ring,
+                                                     uint8_t *buffer,
+                                                     uint32_t buffer_size,
+                                                     uint64_t sig);
+
+/* Count and log (once per reason and ring) a rejected frame */
+void tc_ifunc_reject(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                     tc_ifunc_reject_t reason, uint32_t seq, unsigned type,
+                     uint32_t element_id, const char *detail);
+
+/* A frame that began to arrive is still incomplete: 1 once it has been so
+ * for the trailer timeout (and the wait is accounted), 0 while it may come */
+int tc_ifunc_slot_timed_out(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring);
+
+/* The frame is complete: the time it was pending counts as trailer wait */
+static UCS_F_ALWAYS_INLINE void tc_ifunc_slot_arrived(tc_ifunc_rx_t *rx,
+                                                      tc_ifunc_ring_t *ring)
+{
+    if (ucs_unlikely(ring->pending_since != 0)) {
+        rx->stats->pending_wait_s += tc_ifunc_now() - ring->pending_since;
+        ring->pending_since = 0;
+    }
+}
 
 /* The compact frame (frame.h) whose format and expected seq are at @a slot
  * of a mailbox ring: run, rejected, or still arriving. Never writes the slot. */
@@ -301,13 +356,6 @@ tc_ifunc_reject_t tc_ifunc_call_cached(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
 tc_ifunc_reject_t tc_ifunc_call_frame(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                                       const tc_frame_hdr_t *h, uint8_t *frame,
                                       char *detail, size_t detail_len);
-
-static inline double tc_ifunc_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 
 /* ---- mailbox (mailbox.c, peer_rings.c, credits.c, poll.c) ---- */

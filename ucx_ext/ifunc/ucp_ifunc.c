@@ -27,7 +27,8 @@
 #include <unistd.h>
 
 #define TC_UCP_IFUNC_PREFIX  64u   /* hidden bytes in front of every frame */
-#define TC_UCP_IFUNC_BUFFERS 16u   /* buffers ucp_poll_ifunc tracks */
+#define TC_UCP_IFUNC_SETS    64u   /* buffers ucp_poll_ifunc tracks: sets of ... */
+#define TC_UCP_IFUNC_WAYS    4u    /* ... this many, by address */
 
 struct ucp_ifunc {
     tc_ifunc_pkg_h           pkg;
@@ -40,6 +41,9 @@ typedef struct {
     ucp_mem_h     memh;
     ucp_context_h context;
     uint32_t      payload_size;
+    void          *inflight;     /* the last put's request, while UCX may still
+                                    read the frame for it */
+    ucp_ep_h      inflight_ep;   /* its endpoint */
 } tc_ucp_ifunc_prefix_t;
 
 _Static_assert(sizeof(tc_ucp_ifunc_prefix_t) <= TC_UCP_IFUNC_PREFIX, "prefix");
@@ -312,6 +316,7 @@ void ucp_ifunc_msg_free(ucp_ifunc_msg_t msg)
     if (msg.frame == NULL) {
         return;
     }
+    tc_ucp_ifunc_settle(&msg);
     prefix = tc_ucp_ifunc_prefix(&msg);
     ucp_mem_unmap(prefix->context, prefix->memh);
 }
@@ -336,59 +341,108 @@ static uint32_t tc_ucp_ifunc_send_seq(void)
     return __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
 }
 
-/* Put [offset, offset + length) of the frame; with @a complete, return only
- * once the put is complete at the origin (blocking ucp_ep_flush) */
+/* Put [offset, offset + length) of the frame. UCX has either consumed the
+ * source when this returns (NULL request) or reads it until the request
+ * completes: the message keeps that request until tc_ucp_ifunc_settle. */
 static ucs_status_t tc_ucp_ifunc_put(ucp_ep_h ep, const ucp_ifunc_msg_t *msg,
                                      size_t offset, size_t length,
-                                     uint64_t remote_addr, ucp_rkey_h rkey,
-                                     int complete)
+                                     uint64_t remote_addr, ucp_rkey_h rkey)
 {
+    tc_ucp_ifunc_prefix_t *prefix = tc_ucp_ifunc_prefix(msg);
     ucp_request_param_t param;
     ucs_status_ptr_t req;
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH;
-    param.memh         = tc_ucp_ifunc_prefix(msg)->memh;
+    param.memh         = prefix->memh;
     req = ucp_put_nbx(ep, (uint8_t*)msg->frame + offset, length, remote_addr + offset,
                       rkey, &param);
-    if (req == NULL) {
-        return UCS_OK;
-    }
     if (UCS_PTR_IS_ERR(req)) {
         return UCS_PTR_STATUS(req);
     }
-    ucp_request_free(req);     /* released when it completes, as ucp_put_nbi */
-    return complete ? ucp_ep_flush(ep) : UCS_OK;
+    prefix->inflight    = req;
+    prefix->inflight_ep = ep;
+    return UCS_OK;
+}
+
+/* Stamp the next send of @a msg into its frame (which no put may still be
+ * reading: tc_ucp_ifunc_settle first) in the form the configuration says. */
+tc_ucp_ifunc_form_t tc_ucp_ifunc_stamp(ucp_ifunc_msg_t *msg)
+{
+    const tc_ifunc_config_t *config = tc_ifunc_config_get();
+    tc_frame_hdr_t *hdr             = msg->frame;
+    uint8_t *trailer                = (uint8_t*)msg->frame + msg->frame_size - 1;
+    uint64_t check;
+    uint32_t seq;
+
+    if ((config->signal == TC_IFUNC_SIGNAL_CHECK) &&
+        (msg->frame_size <= config->checked_max)) {
+        hdr->flags |= TC_FRAME_F_CHECKED;
+        do {   /* a check of 0 would mean "incomplete" to the receiver */
+            seq           = tc_ucp_ifunc_send_seq();
+            hdr->seq      = seq;
+            hdr->signal   = TC_FRAME_SIGNAL_CHECKED(seq);
+            *trailer      = TC_FRAME_TRAILER(seq);
+            hdr->checksum = 0;
+            check         = tc_frame_checked_check(hdr, msg->frame, msg->frame_size);
+        } while (check == 0);
+        hdr->checksum = check;
+        return TC_UCP_IFUNC_FORM_CHECKED;
+    }
+    hdr->flags   &= ~(uint32_t)TC_FRAME_F_CHECKED;
+    hdr->checksum = 0;
+    seq           = tc_ucp_ifunc_send_seq();
+    hdr->seq      = seq;
+    *trailer      = TC_FRAME_TRAILER(seq);
+    hdr->signal   = TC_FRAME_SIGNAL(seq);
+    return (config->signal == TC_IFUNC_SIGNAL_TRAILER) ? TC_UCP_IFUNC_FORM_TRAILER :
+                                                         TC_UCP_IFUNC_FORM_FENCED;
+}
+
+void tc_ucp_ifunc_settle(ucp_ifunc_msg_t *msg)
+{
+    tc_ucp_ifunc_prefix_t *prefix = tc_ucp_ifunc_prefix(msg);
+    void *req                     = prefix->inflight;
+
+    if (req == NULL) {
+        return;
+    }
+    /* still reading the frame: a flush of its endpoint completes it (and
+     * progresses the worker, which nothing here else can name) */
+    if (ucp_request_check_status(req) == UCS_INPROGRESS) {
+        (void)ucp_ep_flush(prefix->inflight_ep);
+    }
+    ucp_request_free(req);
+    prefix->inflight = NULL;
 }
 
 /*
- * Every send stamps the frame with its own seq, so a message may be re-sent
- * at once, to the same buffer or another: when this returns, all its puts
- * are complete at the origin (the frame may be changed or freed) and, in
- * fence mode, the body is at the target before the signal.
+ * One put, and return: a checked frame (the default, up to
+ * UCX_TC_IFUNC_CHECKED_MAX) or a trailer frame is whole in it. Each send
+ * stamps the frame with its own seq, so a message may be re-sent at once,
+ * to the same buffer or another: if UCX still reads the frame for the
+ * previous put (a zero-copy put), the new stamp waits for that put first.
+ * A fenced frame (signal fence, or larger than UCX_TC_IFUNC_CHECKED_MAX)
+ * puts its body, flushes the endpoint (no worker to fence here), then puts
+ * its signal.
  */
 ucs_status_t ucp_ifunc_send_nbix(ucp_ep_h ep, ucp_ifunc_msg_t msg,
                                  uint64_t remote_addr, ucp_rkey_h rkey)
 {
-    tc_frame_hdr_t *hdr = msg.frame;
-    uint32_t seq        = tc_ucp_ifunc_send_seq();
     ucs_status_t status;
 
-    hdr->seq = seq;
-    ((uint8_t*)msg.frame)[msg.frame_size - 1] = TC_FRAME_TRAILER(seq);
-    if (tc_ifunc_config_get()->signal == TC_IFUNC_SIGNAL_TRAILER) {
-        hdr->signal = TC_FRAME_SIGNAL(seq);
-        return tc_ucp_ifunc_put(ep, &msg, 0, msg.frame_size, remote_addr, rkey, 1);
+    tc_ucp_ifunc_settle(&msg);
+    if (tc_ucp_ifunc_stamp(&msg) != TC_UCP_IFUNC_FORM_FENCED) {
+        return tc_ucp_ifunc_put(ep, &msg, 0, msg.frame_size, remote_addr, rkey);
     }
-    /* no worker to fence here: complete the body at the target first */
-    status = tc_ucp_ifunc_put(ep, &msg, 8, msg.frame_size - 8, remote_addr, rkey, 0);
+    status = tc_ucp_ifunc_put(ep, &msg, 8, msg.frame_size - 8, remote_addr, rkey);
     if (status == UCS_OK) {
         status = ucp_ep_flush(ep);
     }
+    tc_ucp_ifunc_settle(&msg);
     if (status != UCS_OK) {
         return status;
     }
-    hdr->signal = TC_FRAME_SIGNAL(seq);
-    return tc_ucp_ifunc_put(ep, &msg, 0, 8, remote_addr, rkey, 1);
+    return tc_ucp_ifunc_put(ep, &msg, 0, 8, remote_addr, rkey);
 }
 
 /* ---- receive ---- */
@@ -401,9 +455,14 @@ typedef struct {
 static pthread_mutex_t       tc_ucp_ifunc_lock = PTHREAD_MUTEX_INITIALIZER;
 static tc_ifunc_rx_t         *tc_ucp_ifunc_rx;
 static tc_ifunc_stats_t      tc_ucp_ifunc_stats;
-static tc_ucp_ifunc_buffer_t tc_ucp_ifunc_buffers[TC_UCP_IFUNC_BUFFERS];
-static unsigned              tc_ucp_ifunc_next;
+static tc_ucp_ifunc_buffer_t tc_ucp_ifunc_buffers[TC_UCP_IFUNC_SETS][TC_UCP_IFUNC_WAYS];
+static unsigned              tc_ucp_ifunc_next[TC_UCP_IFUNC_SETS];
 static int                   tc_ucp_ifunc_refused;
+
+const tc_ifunc_stats_t *tc_ucp_ifunc_stats_get(void)
+{
+    return &tc_ucp_ifunc_stats;
+}
 
 static tc_ifunc_rx_t *tc_ucp_ifunc_receiver(void)
 {
@@ -436,19 +495,24 @@ static tc_ifunc_rx_t *tc_ucp_ifunc_receiver(void)
     return rx;
 }
 
+/* The receive state of a buffer (pending frame, last signal, links): kept
+ * for the last few buffers of each set, chosen by address, so that looking
+ * it up is a few compares however many buffers a program polls */
 static tc_ifunc_ring_t *tc_ucp_ifunc_ring(void *buffer)
 {
-    tc_ucp_ifunc_buffer_t *b;
+    unsigned set = (unsigned)((((uintptr_t)buffer >> 6) * 0x9e3779b97f4a7c15ull) >> 58);
+    tc_ucp_ifunc_buffer_t *ways = tc_ucp_ifunc_buffers[set], *b;
     unsigned i;
 
-    for (i = 0; i < TC_UCP_IFUNC_BUFFERS; ++i) {
-        if (tc_ucp_ifunc_buffers[i].buffer == buffer) {
-            return &tc_ucp_ifunc_buffers[i].ring;
+    TC_STATIC_ASSERT(TC_UCP_IFUNC_SETS == 64, "six bits of set index");
+    for (i = 0; i < TC_UCP_IFUNC_WAYS; ++i) {
+        if (ways[i].buffer == buffer) {
+            return &ways[i].ring;
         }
     }
-    /* a new buffer: recycle the oldest entry */
-    b = &tc_ucp_ifunc_buffers[tc_ucp_ifunc_next];
-    tc_ucp_ifunc_next = (tc_ucp_ifunc_next + 1) % TC_UCP_IFUNC_BUFFERS;
+    /* a new buffer: recycle the set's oldest entry */
+    b = &ways[tc_ucp_ifunc_next[set]];
+    tc_ucp_ifunc_next[set] = (tc_ucp_ifunc_next[set] + 1) % TC_UCP_IFUNC_WAYS;
     if (b->buffer != NULL) {
         tc_ifunc_ring_cleanup(&b->ring);
     }
@@ -463,14 +527,16 @@ ucs_status_t ucp_poll_ifunc(ucp_context_h context, void *buffer,
 {
     tc_ifunc_rx_t *rx = tc_ucp_ifunc_receiver();
     tc_ifunc_slot_result_t result;
+    uint32_t magic;
 
     if ((rx == NULL) || (buffer == NULL)) {
         return UCS_ERR_INVALID_PARAM;
     }
     /* no frame magic, no message (a buffer may hold anything before its
      * first frame): no ring is looked up, nothing is written */
-    if (TC_FRAME_SIGNAL_MAGIC(__atomic_load_n(&((tc_frame_hdr_t*)buffer)->signal,
-                                              __ATOMIC_ACQUIRE)) != TC_FRAME_MAGIC) {
+    magic = TC_FRAME_SIGNAL_MAGIC(__atomic_load_n(&((tc_frame_hdr_t*)buffer)->signal,
+                                                  __ATOMIC_ACQUIRE));
+    if ((magic != TC_FRAME_MAGIC_CHECKED) && (magic != TC_FRAME_MAGIC)) {
         return UCS_ERR_NO_MESSAGE;
     }
     rx->target_args = target_args;

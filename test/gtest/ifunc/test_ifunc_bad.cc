@@ -127,6 +127,36 @@ INSTANTIATE_TEST_SUITE_P(transports, ifunc_tear,
                              return tl.param.substr(0, tl.param.find(','));
                          });
 
+/* The same tearing, of the public API's checked frames (Injected code in
+ * one put, ucp_ifunc_send_nbix's default form) into caller-managed buffers
+ * that ucp_poll_ifunc polls, all of them on every round, garbage-filled
+ * first: every frame runs once, never before its last piece, with the
+ * bytes sent; every late store of a run frame is recognised (no buffer
+ * yields a second frame); the incomplete one is rejected as truncated. */
+class ifunc_tear_buffer : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ifunc_tear_buffer, torn_checked_frames_never_run_and_none_is_lost)
+{
+    auto r = tc_test::run_command("UCX_TLS=" + GetParam() + " " +
+                                  tc_test::build_path("src/tools/twochains-run") +
+                                  " -n 2 --timeout 120 -- " +
+                                  tc_test::build_path("test/helpers/ifunc_tear") +
+                                  " buffer");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("[0] ifunc_tear rank 0: OK")) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("[1] ifunc_tear rank 1: OK")) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("ran 41, rejected 1 (truncated 1)")) << r.output;
+    EXPECT_EQ(1u, count(r.output, "rejected frame")) << r.output;
+    EXPECT_NE(std::string::npos, r.output.find("checked frame of")) << r.output;
+    EXPECT_EQ(std::string::npos, r.output.find("UCX  ERROR")) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(transports, ifunc_tear_buffer,
+                         ::testing::Values("posix,self", "tcp,self"),
+                         [](const auto &tl) {
+                             return tl.param.substr(0, tl.param.find(','));
+                         });
+
 /* A hostile mailbox's GRANT (its ring) or REQUEST (its credit line) names
  * an address outside what it registered (test/helpers/ifunc_grant.c). Over
  * shared memory our puts there would store into our own memory: the

@@ -421,6 +421,8 @@ typedef struct tc_ifunc_config {
     double               trailer_timeout;
     unsigned             cache_entries;
     char                 *pkg_path;
+    size_t               checked_max;   /**< ucp_ifunc_send_nbix: largest frame sent
+                                             checked, in one put (signal check) */
 } tc_ifunc_config_t;
 
 ucs_status_t tc_ifunc_config_read(tc_ifunc_config_t *config);
