@@ -126,6 +126,14 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "between the frame and its signal. 0: every frame as with fence.",
      ucs_offsetof(tc_ifunc_config_t, checked_max), UCS_CONFIG_TYPE_MEMUNITS},
 
+    {"POLL_PROGRESS", "16",
+     "ucp_poll_ifunc: every this many polls that find nothing, progress the\n"
+     "worker of the context it was given, if the program created exactly one\n"
+     "there (as a public-API program does). Over transports that emulate puts\n"
+     "(tcp) a put lands only when its target progresses, so a program that only\n"
+     "polls receives nothing without it. 0: never; the program progresses.",
+     ucs_offsetof(tc_ifunc_config_t, poll_progress), UCS_CONFIG_TYPE_UINT},
+
     {"PKG_PATH", "",
      "Colon-separated package manifests, package directories or install\n"
      "prefixes, searched by ucp_register_ifunc for a jam of the given name.",
@@ -210,6 +218,7 @@ static void tc_ifunc_config_load(void)
         tc_ifunc_config.cache_entries   = 256;
         tc_ifunc_config.pkg_path        = NULL;
         tc_ifunc_config.checked_max     = 65536;
+        tc_ifunc_config.poll_progress   = 16;
     }
 }
 

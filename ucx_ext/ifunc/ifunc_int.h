@@ -243,6 +243,10 @@ struct ucp_ifunc_msg;
 tc_ucp_ifunc_form_t tc_ucp_ifunc_stamp(struct ucp_ifunc_msg *msg);
 void tc_ucp_ifunc_settle(struct ucp_ifunc_msg *msg);
 
+/* (context_workers.c) The one worker this program created on @a context,
+ * or NULL if it created none or several, or its calls bypassed ours */
+ucp_worker_h tc_context_only_worker(ucp_context_h context);
+
 /* What ucp_poll_ifunc counted in this process */
 const tc_ifunc_stats_t *tc_ucp_ifunc_stats_get(void);
 

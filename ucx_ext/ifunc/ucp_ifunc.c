@@ -522,6 +522,27 @@ static tc_ifunc_ring_t *tc_ucp_ifunc_ring(void *buffer)
     return &b->ring;
 }
 
+/* Nothing arrived: every UCX_TC_IFUNC_POLL_PROGRESS-th time, progress the
+ * context's worker, so that over transports that emulate puts (the target
+ * writes them when it progresses) a program that only polls still
+ * receives. Only a context with one worker: which of several the caller
+ * owns is not ours to guess. */
+static ucs_status_t tc_ucp_ifunc_idle(ucp_context_h context)
+{
+    static unsigned idle;
+    unsigned every = tc_ifunc_config_get()->poll_progress;
+    ucp_worker_h worker;
+
+    if ((every != 0) && (++idle >= every)) {
+        idle   = 0;
+        worker = tc_context_only_worker(context);
+        if (worker != NULL) {
+            ucp_worker_progress(worker);
+        }
+    }
+    return UCS_ERR_NO_MESSAGE;
+}
+
 ucs_status_t ucp_poll_ifunc(ucp_context_h context, void *buffer,
                             size_t buffer_size, void *target_args)
 {
@@ -537,7 +558,7 @@ ucs_status_t ucp_poll_ifunc(ucp_context_h context, void *buffer,
     magic = TC_FRAME_SIGNAL_MAGIC(__atomic_load_n(&((tc_frame_hdr_t*)buffer)->signal,
                                                   __ATOMIC_ACQUIRE));
     if ((magic != TC_FRAME_MAGIC_CHECKED) && (magic != TC_FRAME_MAGIC)) {
-        return UCS_ERR_NO_MESSAGE;
+        return tc_ucp_ifunc_idle(context);
     }
     rx->target_args = target_args;
     result = tc_ifunc_slot_process(rx, tc_ucp_ifunc_ring(buffer), buffer,
@@ -550,6 +571,6 @@ ucs_status_t ucp_poll_ifunc(ucp_context_h context, void *buffer,
     case TC_IFUNC_SLOT_REJECTED:
         return UCS_ERR_CANCELED;
     default:
-        return UCS_ERR_NO_MESSAGE;
+        return tc_ucp_ifunc_idle(context);   /* arriving, or a late store */
     }
 }

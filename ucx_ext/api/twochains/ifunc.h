@@ -423,6 +423,8 @@ typedef struct tc_ifunc_config {
     char                 *pkg_path;
     size_t               checked_max;   /**< ucp_ifunc_send_nbix: largest frame sent
                                              checked, in one put (signal check) */
+    unsigned             poll_progress; /**< ucp_poll_ifunc: progress the context's
+                                             worker every this many empty polls */
 } tc_ifunc_config_t;
 
 ucs_status_t tc_ifunc_config_read(tc_ifunc_config_t *config);
