@@ -109,6 +109,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             c->check        = tc_frame_compact_check(frame, tc_frame_compact_size(
                                   TC_FRAME_COMPACT_LOCAL_HDR, c->payload_size));
         }
+        if ((data[3] & 0xc0) == 0x40) {
+            /* a checked frame (ucp_ifunc_send_nbix's default) to patch */
+            tc_frame_hdr_t *c = (tc_frame_hdr_t*)frame;
+            c->signal   = TC_FRAME_SIGNAL_CHECKED(7);
+            c->flags   |= TC_FRAME_F_CHECKED;
+            c->checksum = 0;
+            c->checksum = tc_frame_checked_check(c, frame, base_size);
+        }
         /* patches: (offset lo, offset hi, xor value) */
         for (i = 4; i + 3 <= size; i += 3) {
             frame[(data[i] | ((unsigned)data[i + 1] << 8)) % 512] ^= data[i + 2];
@@ -130,7 +138,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                                   compact.payload_size));
     }
 
+    /* a checked frame, as ucp_poll_ifunc takes it: its bounds on the
+     * snapshot's size let the check read only inside the buffer, a heap
+     * copy of exactly the slot */
     memcpy(&h, frame, sizeof(h));
+    if ((TC_FRAME_SIGNAL_MAGIC(h.signal) == TC_FRAME_MAGIC_CHECKED) &&
+        (h.frame_size >= TC_FRAME_MIN_SIZE) && (h.frame_size <= slot) &&
+        ((h.frame_size % TC_FRAME_ALIGN) == 0)) {
+        copy = malloc(slot);
+        require(copy != NULL);
+        memcpy(copy, frame, slot);
+        (void)tc_frame_checked_check(&h, copy, h.frame_size);
+        free(copy);
+    }
+
     if (tc_frame_check_header(&h, slot, expect, &info) != TC_IFUNC_REJECT_NONE) {
         return 0;
     }
@@ -143,6 +164,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require((uint64_t)h.code_offset + h.code_size <= h.frame_size - 1);
     require((uint64_t)h.symtab_offset + h.symtab_size <= h.frame_size - 1);
     require((h.payload_size == 0) || (h.payload_offset >= TC_FRAME_HDR_SIZE));
+    require(TC_FRAME_SIGNAL_MAGIC(h.signal) ==
+            ((h.flags & TC_FRAME_F_CHECKED) ? TC_FRAME_MAGIC_CHECKED : TC_FRAME_MAGIC));
+    require(!((h.flags & TC_FRAME_F_CHECKED) && (h.flags & TC_FRAME_F_CHECKSUM)));
     if (h.type == TC_FRAME_INJECTED) {
         require((h.got_offset >= h.code_offset) &&
                 (h.got_offset + 8ull <= (uint64_t)h.code_offset + h.code_size));
