@@ -121,11 +121,13 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_checked(tc_ifunc_rx_t *rx,
     }
     tc_ifunc_slot_arrived(rx, ring);
 
+    /* released before it runs: a jam may make its sender send the next
+     * frame into this buffer, which a clear after the run could erase */
+    tc_checked_release(ring, buffer, sig, check);
     reason = tc_frame_check_header(&h, buffer_size, TC_FRAME_SEQ_ANY, NULL);
     if (reason == TC_IFUNC_REJECT_NONE) {
         reason = tc_ifunc_call_frame(rx, ring, &h, buffer, detail, sizeof(detail));
     }
-    tc_checked_release(ring, buffer, sig, check);
     if (reason != TC_IFUNC_REJECT_NONE) {
         tc_ifunc_reject(rx, ring, reason, h.seq, h.type, h.element_id, detail);
         return TC_IFUNC_SLOT_REJECTED;
