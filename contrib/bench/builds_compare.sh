@@ -16,6 +16,8 @@
 # processes, built against each tree); and each tree's patched ucx_perftest
 # (make -C BUILD perftest), pinned pair, 4-byte payload: ifunc_lat_local,
 # ifunc_lat_injected, ifunc_lat_cached (p50), ifunc_bw_local (msg/s);
+# ifunc_lat_public, ifunc_bw_public the same through the public API
+# (UCX_TC_IFUNC_API=public; a tree whose perftest lacks it gives no point);
 # jam_bw_{urgent,batched}_{local,injected,cached}: replicated jams
 # (twochains-perf --jam, 3 processes, 100 B; both trees need --jam);
 # rdmc_64k, rdmc_4m: one RDMC message to 4 processes (binomial, 256 KiB
@@ -59,17 +61,22 @@ source "$here/perftest_lib.sh"   # free_port
 
 perftest_ifunc() {   # build shape mode iters -> {"shape":..., "lat_p50_us" | "msg_rate"}
     local b=$1 shape=$2 mode=$3 n=$4 pt=$1/contrib/ucx_perftest/ucx_perftest port spid line
+    local api=(UCX_TC_IFUNC_MODE="$mode")
+    # the public API sends Injected frames, whatever the mode
+    [ "$mode" = public ] && api=(UCX_TC_IFUNC_API=public UCX_TC_IFUNC_MODE=injected)
     [ -x "$pt" ] || { echo "builds_compare: no $pt (make -C $b perftest)" >&2; return 1; }
     port=$(free_port)
-    env UCX_TLS="$tls" UCX_TC_IFUNC_PKG_PATH="$b/test/twochains-pkgs" UCX_TC_IFUNC_MODE="$mode" \
+    env UCX_TLS="$tls" UCX_TC_IFUNC_PKG_PATH="$b/test/twochains-pkgs" "${api[@]}" \
         UCX_TC_IFUNC_JAM=indirect_put taskset -c 0 timeout 60 "$pt" -p "$port" >/dev/null 2>&1 &
     spid=$!
     for _ in $(seq 500); do [ -n "$(ss -Hltn "sport = :$port")" ] && break; sleep 0.01; done
-    line=$(env UCX_TLS="$tls" UCX_TC_IFUNC_PKG_PATH="$b/test/twochains-pkgs" UCX_TC_IFUNC_MODE="$mode" \
+    line=$(env UCX_TLS="$tls" UCX_TC_IFUNC_PKG_PATH="$b/test/twochains-pkgs" "${api[@]}" \
                UCX_TC_IFUNC_JAM=indirect_put taskset -c 1 timeout 60 "$pt" localhost -p "$port" \
                -t "ucp_$shape" -s 4 -n "$n" -f -I 2>/dev/null | grep -E '^ *[0-9]+ +[0-9.]+ ' | tail -1)
     wait "$spid" 2>/dev/null || true
     [ -n "$line" ] || return 0
+    # a perftest without the public API ignores the variable: no point
+    [ "$mode" != public ] || grep -q " us; public " <<<"$line" || return 0
     set -- $line
     if [ "$shape" = ifunc_lat ]; then
         echo "{\"shape\":\"${shape}_$mode\",\"lat_p50_us\":$(sed -n 's/.*p50 \([0-9.]*\) p99.9.*/\1/p' <<<"$line")}"
@@ -135,7 +142,8 @@ field = {"smc_bw": "msg_rate", "smc_lat": "lat_avg_us", "put_ring": "hop_lat_p50
          "smc_inproc_batched_n5": "msg_rate",
          "ifunc_demo_local": "lat_p50_us", "ifunc_lat_local": "lat_p50_us",
          "ifunc_lat_injected": "lat_p50_us", "ifunc_lat_cached": "lat_p50_us",
-         "ifunc_bw_local": "msg_rate", "rdmc_64k": "time_to_all_s",
+         "ifunc_bw_local": "msg_rate", "ifunc_lat_public": "lat_p50_us",
+         "ifunc_bw_public": "msg_rate", "rdmc_64k": "time_to_all_s",
          "rdmc_4m": "time_to_all_s"}
 field.update({f"jam_bw_{m}_{k}": "msg_rate" for m in ("urgent", "batched")
               for k in ("local", "injected", "cached")})

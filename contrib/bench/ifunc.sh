@@ -6,7 +6,9 @@
 #  1. sweep: payloads of 1 ... 1024 integers (4 B each) over posix,self and
 #     tcp,self: ucp_put_lat (at the payload and at the Local frame size),
 #     ucp_am_lat, ucp_put_bw, ucp_am_bw, and ucp_ifunc_lat / ucp_ifunc_bw in
-#     Local, Injected and Cached mode. p50 and p99.9 are those of the last
+#     Local, Injected and Cached mode and through the public API (mode
+#     "public": UCX_TC_IFUNC_API=public, Injected frames; in the JSON rows,
+#     not yet in the plots and ratios). p50 and p99.9 are those of the last
 #     2048 iterations of a run (the patched perftest prints both with -I);
 #  2. tail latency: p50 and p99.9 with and without a memory-stress
 #     neighbour (stress-ng --vm, niced, unpinned: the 2 cores are taken by
@@ -157,7 +159,11 @@ point() {
     local section=$1 rep=$2 tls=$3 shape=$4 mode=$5 payload=$6 size=$7 iters=$8 lat=$9
     shift 9
     local env=("$@") retries=0 p50 p999=null a b f err= cpu wall cycles frame extra j wait_mech=
-    [ "$mode" = null ] || env+=(UCX_TC_IFUNC_MODE="$mode" UCX_TC_IFUNC_JAM="$jam" UCX_TC_IFUNC_TIMEOUT=5s)
+    if [ "$mode" = public ]; then   # the public API: Injected frames, no mailbox
+        env+=(UCX_TC_IFUNC_API=public UCX_TC_IFUNC_JAM="$jam" UCX_TC_IFUNC_TIMEOUT=5s)
+    elif [ "$mode" != null ]; then
+        env+=(UCX_TC_IFUNC_MODE="$mode" UCX_TC_IFUNC_JAM="$jam" UCX_TC_IFUNC_TIMEOUT=5s)
+    fi
     for a in 1 2 3 4; do
         if one_run "$tls" "$shape" "$size" "$iters" 50 "${env[@]}"; then err=; break; fi
         err=$run_err; retries=$a
@@ -207,12 +213,12 @@ for rep in $(seq "$reps"); do
             extra_fields=("\"sized_as\":\"payload\"")
             point sweep "$rep" "$tls" ucp_put_lat null "$s" "$s" "$ln" 1
             point sweep "$rep" "$tls" ucp_am_lat null "$s" "$s" "$ln" 1
-            for m in local injected cached; do
+            for m in local injected cached public; do
                 point sweep "$rep" "$tls" ucp_ifunc_lat "$m" "$s" "$s" "$ln" 1
             done
             point sweep "$rep" "$tls" ucp_put_bw null "$s" "$s" "$bn" 0
             point sweep "$rep" "$tls" ucp_am_bw null "$s" "$s" "$bn" 0
-            for m in local injected cached; do
+            for m in local injected cached public; do
                 point sweep "$rep" "$tls" ucp_ifunc_bw "$m" "$s" "$s" "$bn" 0
             done
             extra_fields=("\"sized_as\":\"local_frame\"")

@@ -3,11 +3,11 @@
 # The ucx_perftest shapes ucp_ifunc_lat, ucp_ifunc_bw (Two-Chains) and
 # ucp_smc_lat, ucp_smc_bw (the group's multicast): build the patched
 # perftest (contrib/ucx_perftest/build.sh; the UCX source is fetched once
-# into a cache outside the build tree) and run each shape once per mode with
-# a tiny iteration count as an (unpinned) server/client pair, checking that
-# it runs and prints the columns every ucx_perftest shape prints (-f and -v
-# CSV), with sane values. Skips (77), saying why, when the UCX source
-# cannot be had here.
+# into a cache outside the build tree) and run each shape once per mode (the
+# ifunc shapes also with the public API) with a tiny iteration count as an
+# (unpinned) server/client pair, checking that it runs and prints the
+# columns every ucx_perftest shape prints (-f and -v CSV), with sane values.
+# Skips (77), saying why, when the UCX source cannot be had here.
 #
 set -euo pipefail
 : "${TC_SRCDIR:?}" "${TC_BUILDDIR:?}"
@@ -98,6 +98,36 @@ for tls in posix,self tcp,self; do
     done
 done
 
+# UCX_TC_IFUNC_API=public: the same jam through ucp_ifunc_send_nbix and
+# ucp_poll_ifunc (Injected frames, slots of a multiple of 64 bytes: 1 for
+# lat, the default ring depth 64 for bw). The shape itself fails on a
+# rejected frame and unless the peer's count of frames run equals the
+# number sent; -I says both, and the client is bw's sender
+for tls in posix,self tcp,self; do
+    for shape in ucp_ifunc_lat ucp_ifunc_bw; do
+        out=$(run "$tls" "$shape" 64 200 -f UCX_TC_IFUNC_API=public) ||
+            { echo "$out"; fail=1; continue; }
+        line=$(grep -E '^ *[0-9]+ +[0-9.]+ ' <<<"$out" | tail -1)
+        echo "$tls $shape public: $line"
+        check_final "$shape" 200 "$line" || { fail=1; continue; }
+        if [ "$shape" = ucp_ifunc_lat ]; then slots=1 here=200; else slots=64 here=0; fi
+        re="p50 [0-9.]+ p99.9 [0-9.]+ us; public tcbench.indirect_put, ([0-9]+)-byte frames over ${tls%%,*}[^,]*, $slots slots of ([0-9]+),.* frames 200 sent, 200 run by the peer, $here run here\$"
+        if ! [[ $line =~ $re ]] ||
+           [ "${BASH_REMATCH[2]}" != $(( (BASH_REMATCH[1] + 63) / 64 * 64 )) ]; then
+            echo "FAIL: public API extra information: $line"; fail=1
+        fi
+    done
+done
+
+# a frame the receiver rejects (Injected code, local-only security) fails
+# the public shape loudly at the receiver, and the sender on its timeout
+if out=$(run posix,self ucp_ifunc_lat 8 10 -f UCX_TC_IFUNC_API=public \
+             UCX_TC_IFUNC_SECURITY=local-only UCX_TC_IFUNC_TIMEOUT=2s 2>&1); then
+    echo "FAIL: a rejected public-API frame passed"; fail=1
+fi
+grep -q "ucp_poll_ifunc rejected a frame" "$work/server" "$work/client" ||
+    { echo "FAIL: no clear error for a rejected frame"; cat "$work/server" "$work/client"; fail=1; }
+
 # the group spans server and client; urgent or batched by UCX_TC_SMC_MODE;
 # every delivered message's number and size are checked by the shape itself
 for tls in posix,self tcp,self; do
@@ -132,6 +162,6 @@ fi
 grep -q "package tcbench has no jam 'no_such_jam'" "$work/server" "$work/client" ||
     { echo "FAIL: no clear error for an unknown jam"; cat "$work/server" "$work/client"; fail=1; }
 
-[ "$fail" = 0 ] && echo "PASS: ucp_ifunc_lat and ucp_ifunc_bw, Local/Injected/Cached, posix and tcp;" \
+[ "$fail" = 0 ] && echo "PASS: ucp_ifunc_lat and ucp_ifunc_bw, Local/Injected/Cached and the public API, posix and tcp;" \
                        "ucp_smc_lat and ucp_smc_bw, urgent and batched"
 exit "$fail"
