@@ -48,6 +48,17 @@ typedef struct {
 
 _Static_assert(sizeof(tc_ucp_ifunc_prefix_t) <= TC_UCP_IFUNC_PREFIX, "prefix");
 
+/* The configuration, on the send and poll paths without pthread_once */
+static const tc_ifunc_config_t *tc_ucp_ifunc_config(void)
+{
+    static const tc_ifunc_config_t *config;
+
+    if (ucs_unlikely(config == NULL)) {
+        config = tc_ifunc_config_get();
+    }
+    return config;
+}
+
 /* ---- registration ---- */
 
 static tc_ifunc_pkg_h tc_ucp_ifunc_try(const char *path, const char *name,
@@ -322,23 +333,25 @@ void ucp_ifunc_msg_free(ucp_ifunc_msg_t msg)
 }
 
 /* Frames into caller-managed buffers have no ring: each send takes the next
- * value of a per-process counter as its seq, starting at a random value, so
+ * value of a per-thread counter as its seq, starting at a random value, so
  * that consecutive frames into one buffer never share a signal (see
- * frame.h). Seeded once, lazily; racing first callers both seed, which is
- * harmless. */
+ * frame.h). Per thread and without atomics: a locked add is a full barrier,
+ * which would wait for the previous frame's stores into the peer's memory
+ * (half the sender's time in ucp_ifunc_bw, by perf). */
 static uint32_t tc_ucp_ifunc_send_seq(void)
 {
-    static uint32_t counter;
-    static int seeded;
+    static __thread uint32_t counter;
+    static __thread int seeded;
     struct timespec ts;
+    uint64_t id;
 
-    if (ucs_unlikely(!__atomic_load_n(&seeded, __ATOMIC_ACQUIRE))) {
+    if (ucs_unlikely(!seeded)) {
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        __atomic_store_n(&counter, (uint32_t)(tc_fnv1a64(&ts, sizeof(ts)) ^ getpid()),
-                         __ATOMIC_RELAXED);
-        __atomic_store_n(&seeded, 1, __ATOMIC_RELEASE);
+        id      = (uint64_t)getpid() ^ ((uint64_t)(uintptr_t)&counter << 16);
+        counter = (uint32_t)tc_fnv1a64_update(tc_fnv1a64(&ts, sizeof(ts)), &id, sizeof(id));
+        seeded  = 1;
     }
-    return __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    return counter++;
 }
 
 /* Put [offset, offset + length) of the frame. UCX has either consumed the
@@ -368,7 +381,7 @@ static ucs_status_t tc_ucp_ifunc_put(ucp_ep_h ep, const ucp_ifunc_msg_t *msg,
  * reading: tc_ucp_ifunc_settle first) in the form the configuration says. */
 tc_ucp_ifunc_form_t tc_ucp_ifunc_stamp(ucp_ifunc_msg_t *msg)
 {
-    const tc_ifunc_config_t *config = tc_ifunc_config_get();
+    const tc_ifunc_config_t *config = tc_ucp_ifunc_config();
     tc_frame_hdr_t *hdr             = msg->frame;
     uint8_t *trailer                = (uint8_t*)msg->frame + msg->frame_size - 1;
     uint64_t check;
@@ -530,7 +543,7 @@ static tc_ifunc_ring_t *tc_ucp_ifunc_ring(void *buffer)
 static ucs_status_t tc_ucp_ifunc_idle(ucp_context_h context)
 {
     static unsigned idle;
-    unsigned every = tc_ifunc_config_get()->poll_progress;
+    unsigned every = tc_ucp_ifunc_config()->poll_progress;
     ucp_worker_h worker;
 
     if ((every != 0) && (++idle >= every)) {
