@@ -260,6 +260,10 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_checked(tc_ifunc_rx_t *rx,
                                                      uint32_t buffer_size,
                                                      uint64_t sig);
 
+/* (checked_frame.c) The checked frame of signal @a sig and check @a check
+ * is one of the last this process ran: a late second store of it */
+int tc_checked_recently_run(uint64_t sig, uint64_t check);
+
 /* Count and log (once per reason and ring) a rejected frame */
 void tc_ifunc_reject(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                      tc_ifunc_reject_t reason, uint32_t seq, unsigned type,

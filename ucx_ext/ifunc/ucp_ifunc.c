@@ -523,9 +523,16 @@ static tc_ifunc_ring_t *tc_ucp_ifunc_ring(void *buffer)
             return &ways[i].ring;
         }
     }
-    /* a new buffer: recycle the set's oldest entry */
-    b = &ways[tc_ucp_ifunc_next[set]];
-    tc_ucp_ifunc_next[set] = (tc_ucp_ifunc_next[set] + 1) % TC_UCP_IFUNC_WAYS;
+    /* a new buffer: recycle the set's next entry in turn, passing over
+     * those with a frame still arriving (its trailer timeout runs there)
+     * unless all have one */
+    for (i = 0; i < TC_UCP_IFUNC_WAYS; ++i) {
+        b = &ways[tc_ucp_ifunc_next[set]];
+        tc_ucp_ifunc_next[set] = (tc_ucp_ifunc_next[set] + 1) % TC_UCP_IFUNC_WAYS;
+        if (b->ring.pending_since == 0) {
+            break;
+        }
+    }
     if (b->buffer != NULL) {
         tc_ifunc_ring_cleanup(&b->ring);
     }
@@ -562,15 +569,25 @@ ucs_status_t ucp_poll_ifunc(ucp_context_h context, void *buffer,
     tc_ifunc_rx_t *rx = tc_ucp_ifunc_receiver();
     tc_ifunc_slot_result_t result;
     uint32_t magic;
+    uint64_t sig;
 
     if ((rx == NULL) || (buffer == NULL)) {
         return UCS_ERR_INVALID_PARAM;
     }
     /* no frame magic, no message (a buffer may hold anything before its
      * first frame): no ring is looked up, nothing is written */
-    magic = TC_FRAME_SIGNAL_MAGIC(__atomic_load_n(&((tc_frame_hdr_t*)buffer)->signal,
-                                                  __ATOMIC_ACQUIRE));
+    sig   = __atomic_load_n(&((tc_frame_hdr_t*)buffer)->signal, __ATOMIC_ACQUIRE);
+    magic = TC_FRAME_SIGNAL_MAGIC(sig);
     if ((magic != TC_FRAME_MAGIC_CHECKED) && (magic != TC_FRAME_MAGIC)) {
+        return tc_ucp_ifunc_idle(context);
+    }
+    /* a late second store of a frame run here is known without the
+     * buffer's state, so that such buffers do not evict the state of
+     * buffers with a frame still arriving (its trailer timeout) */
+    if ((magic == TC_FRAME_MAGIC_CHECKED) &&
+        tc_checked_recently_run(sig, __atomic_load_n(&((tc_frame_hdr_t*)buffer)->checksum,
+                                                     __ATOMIC_RELAXED))) {
+        ++tc_ucp_ifunc_stats.stale_signals;
         return tc_ucp_ifunc_idle(context);
     }
     rx->target_args = target_args;
