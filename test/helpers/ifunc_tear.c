@@ -116,7 +116,8 @@ static uint32_t build_checked(sender_t *s, uint32_t k)
         payload[j] = value(k, j);
     }
     tc_ucp_ifunc_settle(&s->msg);
-    if (tc_ucp_ifunc_stamp(&s->msg) != TC_UCP_IFUNC_FORM_CHECKED) {
+    if (tc_ucp_ifunc_stamp(&s->msg, ifunc_pair_ring(s->mbox, 0)->ep) !=
+        TC_UCP_IFUNC_FORM_CHECKED) {
         fail("the default send of a small message is not a checked frame");
     }
     if (s->msg.frame_size > SLOT) {

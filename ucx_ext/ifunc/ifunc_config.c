@@ -15,6 +15,8 @@
 
 #include "ifunc_int.h"
 
+#include <ucs/sys/string.h>
+
 #include <ucs/debug/log_def.h>
 
 #include <twochains/config.h>
@@ -119,11 +121,13 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "Code copies a receiver's code cache holds.",
      ucs_offsetof(tc_ifunc_config_t, cache_entries), UCS_CONFIG_TYPE_UINT},
 
-    {"CHECKED_MAX", "64k",
+    {"CHECKED_MAX", "auto",
      "ucp_ifunc_send_nbix with signal 'check': frames up to this size go in one\n"
      "put whose check word covers every byte (the receiver reads each word once\n"
      "more to check it); larger ones as with fence, which waits for a flush\n"
-     "between the frame and its signal. 0: every frame as with fence.",
+     "between the frame and its signal. auto: 1k where the endpoint's puts go\n"
+     "over shared memory (the flush is local), 64k over a network (the flush is\n"
+     "a round trip). 0: every frame as with fence.",
      ucs_offsetof(tc_ifunc_config_t, checked_max), UCS_CONFIG_TYPE_MEMUNITS},
 
     {"POLL_PROGRESS", "16",
@@ -217,7 +221,7 @@ static void tc_ifunc_config_load(void)
         tc_ifunc_config.trailer_timeout = 1.0;
         tc_ifunc_config.cache_entries   = 256;
         tc_ifunc_config.pkg_path        = NULL;
-        tc_ifunc_config.checked_max     = 65536;
+        tc_ifunc_config.checked_max     = UCS_MEMUNITS_AUTO;
         tc_ifunc_config.poll_progress   = 16;
     }
 }

@@ -235,12 +235,12 @@ typedef enum {
     TC_UCP_IFUNC_FORM_FENCED     /* body, flush, signal */
 } tc_ucp_ifunc_form_t;
 
-/* Stamp the next send of a ucp_ifunc message (seq, signal, trailer, and
+/* Stamp the next send of a ucp_ifunc message to @a ep (seq, signal, trailer, and
  * check) without sending it; the frame must not be read by a put still:
  * tc_ucp_ifunc_settle waits for the message's last put while UCX reads
  * its frame. Tests tear what this stamps. */
 struct ucp_ifunc_msg;
-tc_ucp_ifunc_form_t tc_ucp_ifunc_stamp(struct ucp_ifunc_msg *msg);
+tc_ucp_ifunc_form_t tc_ucp_ifunc_stamp(struct ucp_ifunc_msg *msg, ucp_ep_h ep);
 void tc_ucp_ifunc_settle(struct ucp_ifunc_msg *msg);
 
 /* (context_workers.c) The one worker this program created on @a context,

@@ -14,8 +14,10 @@
 
 #include "ifunc_int.h"
 
+#include <twochains/lane.h>
 #include <twochains/ucp_ifunc.h>
 #include <base/debug.h>
+#include <ucs/sys/string.h>
 
 #include <dirent.h>
 #include <limits.h>
@@ -29,6 +31,8 @@
 #define TC_UCP_IFUNC_PREFIX  64u   /* hidden bytes in front of every frame */
 #define TC_UCP_IFUNC_SETS    64u   /* buffers ucp_poll_ifunc tracks: sets of ... */
 #define TC_UCP_IFUNC_WAYS    4u    /* ... this many, by address */
+#define TC_UCP_IFUNC_CHECKED_LOCAL   1024u    /* UCX_TC_IFUNC_CHECKED_MAX=auto, */
+#define TC_UCP_IFUNC_CHECKED_NETWORK 65536u   /* see tc_ucp_ifunc_checked_max */
 
 struct ucp_ifunc {
     tc_ifunc_pkg_h           pkg;
@@ -377,9 +381,48 @@ static ucs_status_t tc_ucp_ifunc_put(ucp_ep_h ep, const ucp_ifunc_msg_t *msg,
     return UCS_OK;
 }
 
-/* Stamp the next send of @a msg into its frame (which no put may still be
- * reading: tc_ucp_ifunc_settle first) in the form the configuration says. */
-tc_ucp_ifunc_form_t tc_ucp_ifunc_stamp(ucp_ifunc_msg_t *msg)
+/* The largest frame sent checked to @a ep. UCX_TC_IFUNC_CHECKED_MAX=auto:
+ * where the endpoint's puts go over shared memory the fence's flush is
+ * local and costs less than the receiver reading a large frame whole to
+ * check it (posix: checked is faster up to 512 B payloads, slower from 1
+ * KiB); over a network the flush is a round trip (tcp: checked faster at
+ * 16 KiB too). The lane is read from UCP once per endpoint, cached by
+ * address (a stale entry picks the slower form, never a wrong one). */
+static size_t tc_ucp_ifunc_checked_max(ucp_ep_h ep)
+{
+    static const char *local[] = {"posix/", "sysv/", "cma/", "xpmem/", "knem/", "self/"};
+    static struct {
+        ucp_ep_h ep;
+        size_t   max;
+    } cache[64];
+    size_t max = tc_ucp_ifunc_config()->checked_max;
+    unsigned slot, i;
+    char lane[64];
+
+    if (max != UCS_MEMUNITS_AUTO) {
+        return max;
+    }
+    slot = (unsigned)((((uintptr_t)ep >> 4) * 0x9e3779b97f4a7c15ull) >> 58);
+    if (cache[slot].ep == ep) {
+        return cache[slot].max;
+    }
+    max = TC_UCP_IFUNC_CHECKED_NETWORK;
+    if (tc_put_lane_describe(ep, lane, sizeof(lane)) == UCS_OK) {
+        for (i = 0; i < sizeof(local) / sizeof(local[0]); ++i) {
+            if (strncmp(lane, local[i], strlen(local[i])) == 0) {
+                max = TC_UCP_IFUNC_CHECKED_LOCAL;
+            }
+        }
+    }
+    cache[slot].ep  = ep;
+    cache[slot].max = max;
+    return max;
+}
+
+/* Stamp the next send of @a msg to @a ep into its frame (which no put may
+ * still be reading: tc_ucp_ifunc_settle first) in the form the
+ * configuration says. */
+tc_ucp_ifunc_form_t tc_ucp_ifunc_stamp(ucp_ifunc_msg_t *msg, ucp_ep_h ep)
 {
     const tc_ifunc_config_t *config = tc_ucp_ifunc_config();
     tc_frame_hdr_t *hdr             = msg->frame;
@@ -388,7 +431,7 @@ tc_ucp_ifunc_form_t tc_ucp_ifunc_stamp(ucp_ifunc_msg_t *msg)
     uint32_t seq;
 
     if ((config->signal == TC_IFUNC_SIGNAL_CHECK) &&
-        (msg->frame_size <= config->checked_max)) {
+        (msg->frame_size <= tc_ucp_ifunc_checked_max(ep))) {
         hdr->flags |= TC_FRAME_F_CHECKED;
         do {   /* a check of 0 would mean "incomplete" to the receiver */
             seq           = tc_ucp_ifunc_send_seq();
@@ -444,7 +487,7 @@ ucs_status_t ucp_ifunc_send_nbix(ucp_ep_h ep, ucp_ifunc_msg_t msg,
     ucs_status_t status;
 
     tc_ucp_ifunc_settle(&msg);
-    if (tc_ucp_ifunc_stamp(&msg) != TC_UCP_IFUNC_FORM_FENCED) {
+    if (tc_ucp_ifunc_stamp(&msg, ep) != TC_UCP_IFUNC_FORM_FENCED) {
         return tc_ucp_ifunc_put(ep, &msg, 0, msg.frame_size, remote_addr, rkey);
     }
     status = tc_ucp_ifunc_put(ep, &msg, 8, msg.frame_size - 8, remote_addr, rkey);
