@@ -118,7 +118,7 @@ static uint32_t build_checked(sender_t *s, uint32_t k)
     tc_ucp_ifunc_settle(&s->msg);
     if (tc_ucp_ifunc_stamp(&s->msg, ifunc_pair_ring(s->mbox, 0)->ep) !=
         TC_UCP_IFUNC_FORM_CHECKED) {
-        fail("the default send of a small message is not a checked frame");
+        fail("a small message is not sent as a checked frame (UCX_TC_IFUNC_CHECKED_MAX)");
     }
     if (s->msg.frame_size > SLOT) {
         fail("frame larger than a buffer");

@@ -11,7 +11,9 @@
 #    code cache, the 1 B - 1 MiB back-to-back sweep in both directions with
 #    every byte checked;
 #  - trust mode at a receiver that has no package installed: tally (no
-#    external symbols) links and runs.
+#    external symbols) links and runs;
+#  - the sweep again over posix with every frame up to 64 KiB checked (one
+#    put), the form the default uses over networks.
 #
 set -euo pipefail
 : "${TC_SRCDIR:?}" "${TC_BUILDDIR:?}"
@@ -86,5 +88,16 @@ for tls in posix,self tcp,self; do
     expect "$log" "every byte verified" 1
     if grep -Eq 'UCX +(WARN|ERROR|FATAL)' "$log"; then echo "FAIL: UCX warned"; status=1; fi
 done
+# over shared memory the default sends fenced frames (the flush waits for
+# nothing there), over tcp checked ones: the checked form over posix too
+echo "== verify mode over posix,self, every frame up to 64 KiB checked"
+log=$work/checked.posix.log
+if ! UCX_TLS=posix,self UCX_TC_IFUNC_CHECKED_MAX=64k UCX_IFUNC_LIB_DIR=$work/lib "$run" -n 2 \
+        --timeout 240 -- "$work/public_probe" -d both >"$log" 2>&1; then
+    echo "FAIL: public_probe with checked frames over posix"; status=1
+fi
+cat "$log"
+expect "$log" "every byte verified" 2
+if grep -Eq 'UCX +(WARN|ERROR|FATAL)' "$log"; then echo "FAIL: UCX warned"; status=1; fi
 [ "$status" = 0 ] && echo "PASS: public-API sources and program, posix and tcp"
 exit "$status"

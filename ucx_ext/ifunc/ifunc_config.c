@@ -125,9 +125,10 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "ucp_ifunc_send_nbix with signal 'check': frames up to this size go in one\n"
      "put whose check word covers every byte (the receiver reads each word once\n"
      "more to check it); larger ones as with fence, which waits for a flush\n"
-     "between the frame and its signal. auto: 1k where the endpoint's puts go\n"
-     "over shared memory (the flush is local), 64k over a network (the flush is\n"
-     "a round trip). 0: every frame as with fence.",
+     "between the frame and its signal. auto: where the endpoint's puts go over\n"
+     "shared memory they are complete at once and the flush waits for nothing:\n"
+     "every frame as with fence; over a network (the flush is a round trip) up\n"
+     "to 64k. 0: every frame as with fence.",
      ucs_offsetof(tc_ifunc_config_t, checked_max), UCS_CONFIG_TYPE_MEMUNITS},
 
     {"POLL_PROGRESS", "16",

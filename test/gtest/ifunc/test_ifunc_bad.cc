@@ -137,7 +137,9 @@ class ifunc_tear_buffer : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ifunc_tear_buffer, torn_checked_frames_never_run_and_none_is_lost)
 {
-    auto r = tc_test::run_command("UCX_TLS=" + GetParam() + " " +
+    /* checked frames are the default over networks; over shared memory the
+     * default fences, so the test asks for them */
+    auto r = tc_test::run_command("UCX_TLS=" + GetParam() + " UCX_TC_IFUNC_CHECKED_MAX=64k " +
                                   tc_test::build_path("src/tools/twochains-run") +
                                   " -n 2 --timeout 120 -- " +
                                   tc_test::build_path("test/helpers/ifunc_tear") +
