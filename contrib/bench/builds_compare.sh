@@ -21,7 +21,9 @@
 # jam_bw_{urgent,batched}_{local,injected,cached}: replicated jams
 # (twochains-perf --jam, 3 processes, 100 B; both trees need --jam);
 # rdmc_64k, rdmc_4m: one RDMC message to 4 processes (binomial, 256 KiB
-# blocks), median time to all of 9 transfers. One JSON
+# blocks), median time to all of 9 transfers. TC_COMPARE_LAT_ITERS and
+# TC_COMPARE_BW_ITERS set the ifunc shapes' iterations (200000, 2000000:
+# over tcp fewer). One JSON
 # object per point ("build":"before"|"after","round":r), then the median over
 # rounds of the per-round ratio after / before (> 1: after is slower for a
 # latency, faster for a rate).
@@ -120,8 +122,8 @@ point() {   # name build round
             [ "$b" = "$before" ] && exe=$demo_before || exe=$demo_after
             UCX_TLS=$tls "$bin/twochains-run" -n 2 --timeout 300 -- "$exe" -P "$b/test/twochains-pkgs" \
                 -n 5000 | sed -n 's/^\[0\] ifunc_demo: local *latency.* p50 \([0-9.]*\) us.*/{"shape":"ifunc_demo_local","lat_p50_us":\1}/p' ;;
-        ifunc_lat_*) perftest_ifunc "$b" ifunc_lat "${name#ifunc_lat_}" 200000 ;;
-        ifunc_bw_*) perftest_ifunc "$b" ifunc_bw "${name#ifunc_bw_}" 2000000 ;;
+        ifunc_lat_*) perftest_ifunc "$b" ifunc_lat "${name#ifunc_lat_}" "${TC_COMPARE_LAT_ITERS:-200000}" ;;
+        ifunc_bw_*) perftest_ifunc "$b" ifunc_bw "${name#ifunc_bw_}" "${TC_COMPARE_BW_ITERS:-2000000}" ;;
     esac
 }
 
