@@ -19,6 +19,7 @@ TC_PACKAGES=(
     libssl-dev            # the job key's HMAC-SHA256 (bootstrap and joins)
     libgtest-dev          # make check
     clang                 # warning-clean check with a second compiler, libFuzzer
+    llvm-14-dev llvm-14   # LLVM 14 = Debian 12's default clang: bitcode for portable jams (clang-14, llvm-nm-14) and the receiver's ORC JIT (libLLVM-14); a bitcode reader reads only its own or older releases
     gcc-aarch64-linux-gnu # toolchain: cross-build jams for the paper's platform
     libc6-dev-arm64-cross # its C library headers (stdint.h) for the cross build
     qemu-user             # run the aarch64 jam execution tests

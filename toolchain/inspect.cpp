@@ -4,7 +4,8 @@
  * inspect: human-readable view of a package or one jam file.
  * verify: re-checks an installed package: manifest syntax, every jam file
  * (header, hash, preamble, externals) against the manifest, the linked span
- * ELF again with libelf, and the libraries' architecture and exports.
+ * ELF again with libelf, every portable bitcode file's size and hash, and
+ * the libraries' architecture and exports.
  */
 #include "inspect.hpp"
 
@@ -131,6 +132,26 @@ void print_manifest(const manifest &m, const fs::path &mpath)
         }
         std::cout << "\n";
     }
+    for (const auto &e : m.elements) {
+        for (const auto &p : e.portable) {
+            std::cout << "  " << e.name << " portable " << p.triple << ": " << p.file << ", "
+                      << p.bc_size << " bytes, hash fnv1a64:" << hex64(p.bc_hash)
+                      << ", externals (" << p.externals.size() << "):";
+            for (std::size_t i = 0; i < p.externals.size(); ++i) {
+                std::cout << " [" << i << "]" << p.externals[i];
+            }
+            std::cout << "\n";
+        }
+    }
+}
+
+/* LLVM bitcode starts with 'BC' 0xC0DE, or with the wrapper's 0x0B17C0DE */
+bool is_bitcode(const std::vector<std::uint8_t> &b)
+{
+    static const std::uint8_t raw[4]     = {'B', 'C', 0xc0, 0xde};
+    static const std::uint8_t wrapper[4] = {0xde, 0xc0, 0x17, 0x0b};
+    return (b.size() >= 4) &&
+           ((std::memcmp(b.data(), raw, 4) == 0) || (std::memcmp(b.data(), wrapper, 4) == 0));
 }
 
 } // namespace
@@ -207,6 +228,24 @@ int package_verify(const std::string &path)
         } catch (const pkg_error &ex) {
             errors.push_back(ex.what());
         }
+
+        /* the bitcode: what the manifest promises, byte for byte */
+        for (const auto &p : e.portable) {
+            const fs::path bc = dir / p.file;
+            try {
+                const auto bytes = read_binary(bc);
+                const std::uint64_t hash = fnv1a64_of(bytes.data(), bytes.size());
+                check(bytes.size() == p.bc_size,
+                      bc.string() + ": " + std::to_string(bytes.size()) +
+                          " bytes, the manifest says " + std::to_string(p.bc_size));
+                check(hash == p.bc_hash, bc.string() + ": bitcode hash " + hex64(hash) +
+                                             " does not match the manifest " +
+                                             hex64(p.bc_hash));
+                check(is_bitcode(bytes), bc.string() + ": not LLVM bitcode");
+            } catch (const pkg_error &ex) {
+                errors.push_back(ex.what());
+            }
+        }
     }
 
     auto check_lib = [&](const fs::path &lib, const std::vector<std::string> &exports) {
@@ -251,9 +290,14 @@ int package_verify(const std::string &path)
                   << errors.size() << " problems)\n";
         return 1;
     }
+    std::size_t bitcode_files = 0;
+    for (const auto &e : m.elements) {
+        bitcode_files += e.portable.size();
+    }
     std::cout << "twochains-pkg verify: package '" << m.package << "' (" << arch_name(m.arch)
-              << ") OK: " << m.elements.size() << " elements, " << m.rieds.size()
-              << " rieds, build id " << hex64(m.build_id) << "\n";
+              << ") OK: " << m.elements.size() << " elements, " << m.rieds.size() << " rieds, "
+              << (bitcode_files ? std::to_string(bitcode_files) + " bitcode files, " : "")
+              << "build id " << hex64(m.build_id) << "\n";
     return 0;
 }
 

@@ -6,8 +6,9 @@
  * (compile -S, got_patch, assemble with GOT relaxation off, link the span
  * with a generated linker script and --emit-relocs, verify with libelf),
  * generates the package header, and installs everything with the manifest
- * written last. Jams are processed by a small pool of threads; each job only
- * touches its own files and results.
+ * written last. With --portable, every jam is also compiled to LLVM bitcode
+ * for each target triple asked. Jams are processed by a small pool of
+ * threads; each job only touches its own files and results.
  */
 #include "package.hpp"
 
@@ -28,6 +29,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #ifndef TC_PKG_VERSION
@@ -146,6 +148,7 @@ struct jam_job {
     span_image        img;
     std::uint64_t     hash  = 0;
     std::uint32_t     flags = 0;
+    std::vector<manifest_portable> portable;  /* one per --portable triple */
 };
 
 struct ried_job {
@@ -186,11 +189,64 @@ bool up_to_date(const fs::path &prefix, const std::string &pkg, target_arch arch
             if (!fs::exists(dir / e.file)) {
                 return false;
             }
+            for (const auto &p : e.portable) {
+                if (!fs::exists(dir / p.file)) {
+                    return false;
+                }
+            }
         }
         return true;
     } catch (const pkg_error &) {
         return false;
     }
+}
+
+/* The receiver compiles portable jams with LLVM 14 (libLLVM-14's ORC JIT),
+ * and a bitcode reader reads only its own release's bitcode and older. */
+constexpr int portable_llvm_major_max = 14;
+
+/* The first line of `bc_cc --version`, after checking it is a clang whose
+ * bitcode the receiver can read */
+std::string bitcode_compiler_version(const std::string &bc_cc)
+{
+    std::string out = run_checked({bc_cc, "--version"},
+                                  "probing the bitcode compiler " + bc_cc +
+                                      " (Debian's clang-14; pass --bc-cc)");
+    std::string first = trim(out.substr(0, out.find('\n')));
+    const std::string tag = "clang version ";
+    std::size_t at = first.find(tag);
+    if (at == std::string::npos) {
+        throw pkg_error("bitcode compiler '" + bc_cc + "' is not clang: " + first);
+    }
+    int major = std::atoi(first.c_str() + at + tag.size());
+    if ((major <= 0) || (major > portable_llvm_major_max)) {
+        throw pkg_error("bitcode compiler '" + bc_cc + "' is " + first +
+                        ": the receiver's LLVM " + std::to_string(portable_llvm_major_max) +
+                        " cannot read bitcode of a later release; pass --bc-cc clang-" +
+                        std::to_string(portable_llvm_major_max));
+    }
+    return first;
+}
+
+/* `llvm-nm -j` output as symbol names; anything else is the tool's error */
+std::vector<std::string> nm_symbols(const std::string &out, const std::string &what)
+{
+    std::vector<std::string> syms;
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) {
+        line = trim(line);
+        if (line.empty()) {
+            continue;
+        }
+        if (line.find_first_of(" \t:") != std::string::npos) {
+            throw pkg_error(what + ": unexpected output of llvm-nm: " + line);
+        }
+        syms.push_back(line);
+    }
+    std::sort(syms.begin(), syms.end());
+    syms.erase(std::unique(syms.begin(), syms.end()), syms.end());
+    return syms;
 }
 
 void copy_into(const fs::path &from, const fs::path &to)
@@ -356,6 +412,32 @@ void package_build(const build_options &o)
     }
     const fs::path api = api_include_dir();
 
+    const std::vector<std::string> &triples = o.portable;
+    const std::string bc_cc = o.bc_cc.empty() ? "clang-14" : o.bc_cc;
+    const std::string bc_nm = o.bc_nm.empty() ? "llvm-nm-14" : o.bc_nm;
+    std::string bc_version;
+    if (triples.empty() && (!o.bc_cc.empty() || !o.bc_nm.empty())) {
+        throw pkg_error("--bc-cc and --bc-nm apply with --portable only");
+    }
+    if (!triples.empty()) {
+        if (triples.size() > TC_JAM_PORTABLE_MAX) {
+            throw pkg_error("--portable takes at most " + std::to_string(TC_JAM_PORTABLE_MAX) +
+                            " triples, a reader's limit per element");
+        }
+        for (std::size_t i = 0; i < triples.size(); ++i) {
+            if (!portable_triple_ok(triples[i])) {
+                throw pkg_error("--portable: '" + triples[i] + "' is not a target triple "
+                                "(letters, digits, '_', '-', '.'; shorter than " +
+                                std::to_string(TC_JAM_TRIPLE_MAX) + ")");
+            }
+            if (std::find(triples.begin(), triples.begin() + i, triples[i]) !=
+                triples.begin() + i) {
+                throw pkg_error("--portable: triple '" + triples[i] + "' given twice");
+            }
+        }
+        bc_version = bitcode_compiler_version(bc_cc);
+    }
+
     /* build id: tool version, options, API headers and every source */
     fnv1a64 bid;
     bid.update_field("twochains-pkg " TC_PKG_VERSION);
@@ -366,6 +448,15 @@ void package_build(const build_options &o)
     bid.update_field(cmodel);
     for (const auto &f : o.cflags) {
         bid.update_field(f);
+    }
+    if (!triples.empty()) {
+        /* only then: a package without bitcode keeps the build id it had */
+        bid.update_field("portable");
+        for (const auto &t : triples) {
+            bid.update_field(t);
+        }
+        bid.update_field(bc_cc);
+        bid.update_field(bc_version);
     }
     bid.update_field(read_file(api / "twochains" / "jam.h"));
     bid.update_field(read_file(api / "twochains" / "jam_format.h"));
@@ -532,6 +623,57 @@ void package_build(const build_options &o)
                   ((j.img.page_relative || pr.page_relative) ? TC_JAM_F_PAGE_ALIGN : 0u);
     });
 
+    /* jams, portable: LLVM bitcode per target triple, for a receiver that
+     * compiles it. The same contract and flags as the injectable build, but
+     * default visibility: the receiver looks <name>_main up by name. */
+    for (auto &j : jams) {
+        j.portable.resize(triples.size());
+    }
+    parallel_each(jams.size() * triples.size(), jobs, [&](std::size_t k) {
+        jam_job &j                = jams[k / triples.size()];
+        manifest_portable &p      = j.portable[k % triples.size()];
+        const std::string &triple = triples[k % triples.size()];
+        const std::string n       = j.src->name;
+        p.triple = triple;
+        p.file   = portable_file_name(n, triple);
+        const fs::path bc_file = w / p.file;
+        const std::string what = "jam " + j.src->rel + " as bitcode for " + triple;
+
+        std::vector<std::string> c = {bc_cc, "-target", triple, "-x", "c", "-O2", "-g0",
+                                      "-fPIC", "-emit-llvm", "-c"};
+        c.insert(c.end(), base.begin(), base.end());
+        const auto contract = jam_contract_flags(*j.src, true);
+        c.insert(c.end(), contract.begin(), contract.end());
+        c.insert(c.end(), {j.src->path.string(), "-o", bc_file.string()});
+        try {
+            run_checked(c, "compiling " + what);
+        } catch (const pkg_error &e) {
+            std::string msg = e.what();
+            if (msg.find("file not found") != std::string::npos) {
+                /* clang finds a cross triple's C headers through the cross
+                 * GCC installation (/usr/lib/gcc-cross/<triple>) */
+                msg += "(clang needs the C library headers of " + triple +
+                       ": on Debian, its cross GCC and libc6-dev-<arch>-cross, e.g. "
+                       "gcc-aarch64-linux-gnu and libc6-dev-arm64-cross)";
+            }
+            throw pkg_error(msg);
+        }
+
+        auto defined = nm_symbols(run_checked({bc_nm, "--defined-only", "-j", bc_file.string()},
+                                              "listing the symbols of " + what),
+                                  what);
+        if (!std::binary_search(defined.begin(), defined.end(), n + "_main")) {
+            throw pkg_error(j.src->rel + ": error: the bitcode for " + triple +
+                            " does not define '" + n + "_main'");
+        }
+        p.externals = nm_symbols(run_checked({bc_nm, "--undefined-only", "-j", bc_file.string()},
+                                             "listing the externals of " + what),
+                                 what);
+        const auto bytes = read_binary(bc_file);
+        p.bc_size = static_cast<std::uint32_t>(bytes.size());
+        p.bc_hash = fnv1a64_of(bytes.data(), bytes.size());
+    });
+
     /* generated header and the Local Function library */
     header_info hi{P, build_id, arch, {}, {}};
     for (const auto &j : jams) {
@@ -618,6 +760,10 @@ void package_build(const build_options &o)
         copy_into(w / ("jam_" + n + ".elf"), share / ("jam_" + n + ".elf"));
         keep.insert(bin);
         keep.insert("jam_" + n + ".elf");
+        for (const auto &p : j.portable) {
+            copy_into(w / p.file, share / p.file);
+            keep.insert(p.file);
+        }
 
         manifest_element e;
         e.id              = j.id;
@@ -630,6 +776,7 @@ void package_build(const build_options &o)
         e.flags           = j.flags;
         e.file            = bin;
         e.externals       = j.externals;
+        e.portable        = j.portable;
         m.elements.push_back(e);
     }
 
@@ -657,6 +804,11 @@ void package_build(const build_options &o)
         std::cout << "  element " << e.id << " " << e.name << ": " << e.span_size
                   << " bytes, " << e.externals.size() << " externals, hash "
                   << hex64(e.span_hash) << "\n";
+        for (const auto &p : e.portable) {
+            std::cout << "    bitcode " << p.triple << ": " << p.bc_size << " bytes, "
+                      << p.externals.size() << " externals, hash " << hex64(p.bc_hash)
+                      << "\n";
+        }
     }
     for (const auto &r : m.rieds) {
         std::cout << "  ried " << r.name << "\n";

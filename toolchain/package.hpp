@@ -47,6 +47,9 @@ struct build_options {
     std::string              cc;          /* empty: by target */
     std::vector<std::string> cflags;
     std::string              cmodel;      /* aarch64: tiny (default) or small */
+    std::vector<std::string> portable;    /* --portable: bitcode target triples */
+    std::string              bc_cc;       /* empty: clang-14 */
+    std::string              bc_nm;       /* empty: llvm-nm-14 */
     std::string              keep_dir;    /* keep intermediate files there */
     bool                     force = false;
     unsigned                 jobs  = 0;   /* 0: one per CPU */

@@ -6,6 +6,8 @@
  */
 #include "pkg_format.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <sstream>
 
@@ -71,6 +73,11 @@ std::string manifest_format(const manifest &m)
     }
     o << "# element <id> <name> <span_size> <span_hash> <got_slot_offset> "
          "<entry_offset> <data_offset> <flags> <num_externals> <file>\n";
+    if (std::any_of(m.elements.begin(), m.elements.end(),
+                    [](const manifest_element &e) { return !e.portable.empty(); })) {
+        o << "# portable <element id> <triple> <bc_size> <bc_hash> <num_externals> "
+             "<file>\n";
+    }
     for (const auto &e : m.elements) {
         o << "element " << e.id << " " << e.name << " " << e.span_size << " "
           << hex64(e.span_hash) << " " << e.got_slot_offset << " " << e.entry_offset
@@ -78,6 +85,14 @@ std::string manifest_format(const manifest &m)
           << " " << e.file << "\n";
         for (std::size_t i = 0; i < e.externals.size(); ++i) {
             o << "extern " << e.id << " " << i << " " << e.externals[i] << "\n";
+        }
+        for (const auto &p : e.portable) {
+            o << "portable " << e.id << " " << p.triple << " " << p.bc_size << " "
+              << hex64(p.bc_hash) << " " << p.externals.size() << " " << p.file << "\n";
+            for (std::size_t i = 0; i < p.externals.size(); ++i) {
+                o << "pextern " << e.id << " " << p.triple << " " << i << " "
+                  << p.externals[i] << "\n";
+            }
         }
     }
     o << "end\n";
@@ -92,6 +107,8 @@ manifest manifest_parse(const std::string &text, const std::string &path)
     unsigned lineno = 0;
     bool have_magic = false, have_end = false, have_arch = false, have_local = false;
     std::vector<std::size_t> expected_ext;
+    /* externals announced by each element's portable records, in order */
+    std::vector<std::vector<std::size_t>> expected_pext;
 
     while (std::getline(in, line)) {
         ++lineno;
@@ -157,15 +174,69 @@ manifest manifest_parse(const std::string &text, const std::string &path)
                 throw pkg_error(where + ": element id " + f[1] + " out of order");
             }
             m.elements.push_back(e);
+            expected_pext.emplace_back();
         } else if (k == "extern") {
             need(4);
             std::uint32_t id  = parse_u32(f[1], 10, where);
             std::uint32_t idx = parse_u32(f[2], 10, where);
             if (m.elements.empty() || (id != m.elements.back().id) ||
-                (idx != m.elements.back().externals.size())) {
+                (idx != m.elements.back().externals.size()) ||
+                !m.elements.back().portable.empty()) {
                 throw pkg_error(where + ": extern record out of order");
             }
             m.elements.back().externals.push_back(f[3]);
+        } else if (k == "portable") {
+            need(7);
+            std::uint32_t id = parse_u32(f[1], 10, where);
+            if (m.elements.empty() || (id != m.elements.back().id)) {
+                throw pkg_error(where + ": portable record out of order");
+            }
+            manifest_element &e = m.elements.back();
+            if (e.externals.size() != expected_ext.back()) {
+                throw pkg_error(where + ": portable record before all the extern records "
+                                        "of element '" + e.name + "'");
+            }
+            if (!e.portable.empty() &&
+                (e.portable.back().externals.size() != expected_pext.back().back())) {
+                throw pkg_error(where + ": portable record before all the pextern records "
+                                        "of the one before it");
+            }
+            manifest_portable p;
+            p.triple  = f[2];
+            p.bc_size = parse_u32(f[3], 10, where);
+            p.bc_hash = parse_u64(f[4], 16, where);
+            p.file    = f[6];
+            if (!portable_triple_ok(p.triple)) {
+                throw pkg_error(where + ": bad target triple '" + p.triple + "'");
+            }
+            for (const auto &other : e.portable) {
+                if (other.triple == p.triple) {
+                    throw pkg_error(where + ": element '" + e.name + "' has two portable "
+                                    "records for " + p.triple);
+                }
+            }
+            if (e.portable.size() >= TC_JAM_PORTABLE_MAX) {
+                throw pkg_error(where + ": more than " +
+                                std::to_string(TC_JAM_PORTABLE_MAX) +
+                                " portable records for element '" + e.name + "'");
+            }
+            if (p.file != portable_file_name(e.name, p.triple)) {
+                throw pkg_error(where + ": portable file '" + p.file + "' is not '" +
+                                portable_file_name(e.name, p.triple) + "'");
+            }
+            expected_pext.back().push_back(parse_u32(f[5], 10, where));
+            e.portable.push_back(p);
+        } else if (k == "pextern") {
+            need(5);
+            std::uint32_t id  = parse_u32(f[1], 10, where);
+            std::uint32_t idx = parse_u32(f[3], 10, where);
+            if (m.elements.empty() || (id != m.elements.back().id) ||
+                m.elements.back().portable.empty() ||
+                (f[2] != m.elements.back().portable.back().triple) ||
+                (idx != m.elements.back().portable.back().externals.size())) {
+                throw pkg_error(where + ": pextern record out of order");
+            }
+            m.elements.back().portable.back().externals.push_back(f[4]);
         } else if (k == "end") {
             need(1);
             have_end = true;
@@ -182,8 +253,33 @@ manifest manifest_parse(const std::string &text, const std::string &path)
                             std::to_string(expected_ext[i]) + " externals but has " +
                             std::to_string(m.elements[i].externals.size()));
         }
+        for (std::size_t k = 0; k < m.elements[i].portable.size(); ++k) {
+            const manifest_portable &p = m.elements[i].portable[k];
+            if (p.externals.size() != expected_pext[i][k]) {
+                throw pkg_error(path + ": element '" + m.elements[i].name + "' (" + p.triple +
+                                ") lists " + std::to_string(expected_pext[i][k]) +
+                                " portable externals but has " +
+                                std::to_string(p.externals.size()));
+            }
+        }
     }
     return m;
+}
+
+std::string portable_file_name(const std::string &jam, const std::string &triple)
+{
+    return "jam_" + jam + "." + triple + ".bc";
+}
+
+bool portable_triple_ok(std::string_view triple)
+{
+    if (triple.empty() || (triple.size() >= TC_JAM_TRIPLE_MAX) || (triple[0] == '-') ||
+        (triple[0] == '.')) {
+        return false;
+    }
+    return std::all_of(triple.begin(), triple.end(), [](unsigned char c) {
+        return std::isalnum(c) || (c == '_') || (c == '-') || (c == '.');
+    });
 }
 
 std::filesystem::path pkg_share_dir(const std::filesystem::path &prefix,

@@ -11,11 +11,21 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "twochains/jam_format.h"
 
 namespace tc::pkg {
+
+/* The element as LLVM bitcode for one target triple (`--portable`) */
+struct manifest_portable {
+    std::string              triple;
+    std::uint32_t            bc_size = 0;
+    std::uint64_t            bc_hash = 0;   /* FNV-1a 64 of the whole file */
+    std::string              file;          /* relative to the manifest dir */
+    std::vector<std::string> externals;     /* undefined in the bitcode, sorted */
+};
 
 struct manifest_element {
     std::uint32_t            id = 0;
@@ -28,6 +38,7 @@ struct manifest_element {
     std::uint32_t            flags = 0;
     std::string              file;          /* relative to the manifest dir */
     std::vector<std::string> externals;     /* GOT order */
+    std::vector<manifest_portable> portable;  /* one per triple, in --portable order */
 };
 
 struct manifest_ried {
@@ -59,6 +70,11 @@ std::filesystem::path pkg_local_lib_path(const std::filesystem::path &prefix,
 std::filesystem::path pkg_ried_lib_path(const std::filesystem::path &prefix,
                                         const std::string &pkg,
                                         const std::string &ried);
+/* jam_<name>.<triple>.bc, the one name a reader accepts for that bitcode */
+std::string portable_file_name(const std::string &jam, const std::string &triple);
+/* A triple that can be a manifest field and part of a file name */
+bool portable_triple_ok(std::string_view triple);
+
 /* The prefix of a manifest at PREFIX/share/twochains/PKG/manifest */
 std::filesystem::path pkg_prefix_of_manifest(const std::filesystem::path &manifest);
 

@@ -23,9 +23,11 @@ const char *const usage_text =
     "usage:\n"
     "  twochains-pkg build --name PKG --src DIR --prefix DIR [--target x86_64|aarch64]\n"
     "                      [--cc CC] [--cflags FLAGS]... [--cmodel tiny|small]\n"
+    "                      [--portable TRIPLES [--bc-cc CLANG] [--bc-nm NM]]\n"
     "                      [--keep-temps DIR] [--force] [-j N] [-v]\n"
     "  twochains-pkg ifunc SRC.c... --prefix DIR [--target x86_64|aarch64] [--cc CC]\n"
-    "                      [--cflags FLAGS]... [--cmodel tiny|small] [--force] [-v]\n"
+    "                      [--cflags FLAGS]... [--cmodel tiny|small]\n"
+    "                      [--portable TRIPLES [--bc-cc CLANG] [--bc-nm NM]] [--force] [-v]\n"
     "  twochains-pkg inspect FILE|DIR   a manifest, a package or a jam_<name>.bin\n"
     "  twochains-pkg verify PKG_DIR     re-check an installed package\n"
     "  twochains-pkg --version\n"
@@ -39,7 +41,12 @@ const char *const usage_text =
     "at the prefix and ucp_register_ifunc / ucp_poll_ifunc find it by name.\n"
     "--cc defaults to cc (x86_64) or aarch64-linux-gnu-gcc (aarch64); --cmodel\n"
     "is aarch64's code model for jams (tiny: any 16-byte placement; small: spans\n"
-    "that must be placed page aligned). Formats: twochains/jam_format.h.\n";
+    "that must be placed page aligned). --portable x86_64-linux-gnu,aarch64-linux-gnu\n"
+    "also installs every jam as LLVM bitcode per target triple,\n"
+    "share/twochains/PKG/jam_<name>.<triple>.bc, for receivers that compile it;\n"
+    "--bc-cc (default clang-14) must be clang 14 or older, what the receiver's\n"
+    "LLVM 14 reads; --bc-nm (default llvm-nm-14) lists its externals.\n"
+    "Formats: twochains/jam_format.h.\n";
 
 int usage(int rc)
 {
@@ -85,6 +92,21 @@ int cmd_build(int argc, char **argv, bool ifunc_sources)
             o.cflags.insert(o.cflags.end(), f.begin(), f.end());
         } else if (a == "--cmodel") {
             o.cmodel = value();
+        } else if (a == "--portable") {
+            std::string list = value();
+            std::size_t at = 0;
+            for (;;) {
+                std::size_t comma = list.find(',', at);
+                o.portable.push_back(list.substr(at, comma - at));
+                if (comma == std::string::npos) {
+                    break;
+                }
+                at = comma + 1;
+            }
+        } else if (a == "--bc-cc") {
+            o.bc_cc = value();
+        } else if (a == "--bc-nm") {
+            o.bc_nm = value();
         } else if (a == "--keep-temps") {
             o.keep_dir = value();
         } else if (a == "--force") {

@@ -68,6 +68,30 @@ AC_DEFUN([TC_CHECK_CRYPTO], [
         [AC_MSG_ERROR([OpenSSL's libcrypto not found: apt-get install libssl-dev])])
 ])
 
+# TC_CHECK_LLVM: LLVM 14, the one LLVM of the project (Debian 12's default
+# clang is 14): clang-14 writes the bitcode of portable jams, libLLVM-14's
+# ORC JIT compiles it at the receiver, and a bitcode reader reads only its
+# own or older releases' bitcode. The JIT module links it; nothing else does.
+AC_DEFUN([TC_CHECK_LLVM], [
+    AC_PATH_PROG([TC_LLVM_CONFIG], [llvm-config-14], [])
+    AS_IF([test -z "$TC_LLVM_CONFIG"],
+        [AC_MSG_ERROR([llvm-config-14 not found: apt-get install llvm-14-dev])])
+    AC_PATH_PROG([TC_CLANG], [clang-14], [])
+    AS_IF([test -z "$TC_CLANG"],
+        [AC_MSG_ERROR([clang-14 not found: apt-get install clang-14])])
+    LLVM_CPPFLAGS="-I`$TC_LLVM_CONFIG --includedir`"
+    LLVM_LDFLAGS="`$TC_LLVM_CONFIG --ldflags`"
+    LLVM_LIBS="-lLLVM-14"
+    tc_save_CPPFLAGS=$CPPFLAGS
+    CPPFLAGS="$CPPFLAGS $LLVM_CPPFLAGS"
+    AC_CHECK_HEADER([llvm-c/LLJIT.h], [],
+        [AC_MSG_ERROR([llvm-c/LLJIT.h not found: apt-get install llvm-14-dev])])
+    CPPFLAGS=$tc_save_CPPFLAGS
+    AC_SUBST([LLVM_CPPFLAGS])
+    AC_SUBST([LLVM_LDFLAGS])
+    AC_SUBST([LLVM_LIBS])
+])
+
 # TC_CHECK_GTEST: GoogleTest for make check.
 AC_DEFUN([TC_CHECK_GTEST], [
     PKG_CHECK_MODULES([GTEST], [gtest], [],

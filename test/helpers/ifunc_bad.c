@@ -27,7 +27,10 @@ typedef enum {
     BAD_HASH, BAD_LOCAL_ONLY, BAD_CACHE_MISS, BAD_OFFSET, BAD_CREDITS,
     BAD_CHECKSUM, BAD_SIGNAL, BAD_LINK, BAD_STALE_SIGNAL,
     BAD_COMPACT_PKG, BAD_COMPACT_SENDER, BAD_COMPACT_SIZE, BAD_COMPACT_TYPE,
-    BAD_COMPACT_CACHE_MISS, BAD_CREDIT_PAST_SENT, BAD_LAST
+    BAD_COMPACT_CACHE_MISS, BAD_CREDIT_PAST_SENT,
+    BAD_PORTABLE_NOT_BITCODE, BAD_PORTABLE_TRIPLE, BAD_PORTABLE_HASH,
+    BAD_PORTABLE_NOT_OURS, BAD_PORTABLE_FORBIDDEN, BAD_PORTABLE_UNRESOLVED,
+    BAD_PORTABLE_TOO_BIG, BAD_PORTABLE_LOCAL_ONLY, BAD_LAST
 } bad_case_t;
 
 static const struct {
@@ -69,10 +72,29 @@ static const struct {
     /* the other way round: the receiver is the bad one */
     [BAD_CREDIT_PAST_SENT]   = {"credit_past_sent", TC_IFUNC_REJECT_NONE,
                                 TC_IFUNC_SECURITY_VERIFY, 0},
+    /* Portable frames: modules a trusting receiver compiles must parse, be
+     * for its architecture, hash to the frame's hash and link only to what
+     * it allows; a verifying one compiles only its own package's modules */
+    [BAD_PORTABLE_NOT_BITCODE] = {"portable_not_bitcode", TC_IFUNC_REJECT_BITCODE,
+                                  TC_IFUNC_SECURITY_TRUST, 2},
+    [BAD_PORTABLE_TRIPLE]      = {"portable_wrong_triple", TC_IFUNC_REJECT_TRIPLE,
+                                  TC_IFUNC_SECURITY_TRUST, 2},
+    [BAD_PORTABLE_HASH]        = {"portable_hash_mismatch", TC_IFUNC_REJECT_HASH,
+                                  TC_IFUNC_SECURITY_TRUST, 2},
+    [BAD_PORTABLE_NOT_OURS]    = {"portable_not_installed", TC_IFUNC_REJECT_HASH,
+                                  TC_IFUNC_SECURITY_VERIFY, 2},
+    [BAD_PORTABLE_FORBIDDEN]   = {"portable_forbidden_external", TC_IFUNC_REJECT_EXTERNAL,
+                                  TC_IFUNC_SECURITY_TRUST, 2},
+    [BAD_PORTABLE_UNRESOLVED]  = {"portable_unresolved_external", TC_IFUNC_REJECT_EXTERNAL,
+                                  TC_IFUNC_SECURITY_TRUST, 2},
+    [BAD_PORTABLE_TOO_BIG]     = {"portable_module_past_frame", TC_IFUNC_REJECT_OFFSET,
+                                  TC_IFUNC_SECURITY_TRUST, 2},
+    [BAD_PORTABLE_LOCAL_ONLY]  = {"portable_local_only", TC_IFUNC_REJECT_DISABLED,
+                                  TC_IFUNC_SECURITY_LOCAL_ONLY, 2},
 };
 
 #define DEPTH        8
-#define SLOT         1024
+#define SLOT         8192    /* a Portable frame carries a module of ~3 KiB */
 #define SUM_VALUES   5
 
 static int g_rank;
@@ -115,6 +137,103 @@ static uint32_t build_sum(sender_t *s, tc_frame_type_t type, uint32_t seq)
     return tc_frame_stamp(s->frame, &desc, type,
                                 (type == TC_FRAME_INJECTED) ? TC_FRAME_F_CACHE : 0,
                                 seq, 1, SUM_VALUES * sizeof(int64_t));
+}
+
+/* A module file: the package's, or one the build made for these cases */
+static uint8_t *read_module(const char *path, size_t *size_p)
+{
+    uint8_t *bytes = NULL;
+    long size;
+    FILE *f;
+
+    f = fopen(path, "rb");
+    if ((f != NULL) && (fseek(f, 0, SEEK_END) == 0) && ((size = ftell(f)) > 0) &&
+        (fseek(f, 0, SEEK_SET) == 0) && ((bytes = malloc(size)) != NULL) &&
+        (fread(bytes, 1, size, f) == (size_t)size)) {
+        *size_p = (size_t)size;
+    } else {
+        free(bytes);
+        bytes = NULL;
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    if (bytes == NULL) {
+        fail(path);
+    }
+    return bytes;
+}
+
+/* server_side_sum's module for @a triple in the test package */
+static uint8_t *sum_module(sender_t *s, const char *triple, size_t *size_p)
+{
+    const tc_ifunc_portable_bc_t *bc;
+
+    bc = tc_ifunc_elem_portable(tc_ifunc_pkg_elem(s->pkg, s->sum_id), triple);
+    if (bc == NULL) {
+        fail("the test package has no module of server_side_sum");
+    }
+    return read_module(bc->path, size_p);
+}
+
+/* A Portable frame of server_side_sum carrying @a module, named by @a hash */
+static uint32_t build_portable(sender_t *s, const uint8_t *module, size_t module_size,
+                               uint64_t hash, uint32_t seq)
+{
+    const tc_ifunc_element_t *e = tc_ifunc_pkg_elem(s->pkg, s->sum_id);
+    tc_frame_desc_t desc;
+    int64_t *payload;
+    unsigned j;
+
+    memset(s->frame, 0, sizeof(s->frame));
+    tc_frame_prepare_portable(s->frame, s->pkg, e, module, (uint32_t)module_size, hash,
+                              &desc);
+    payload = (int64_t*)(s->frame + desc.payload_offset);
+    for (j = 0; j < SUM_VALUES; ++j) {
+        payload[j] = sum_value(seq, j);
+    }
+    return tc_frame_stamp(s->frame, &desc, TC_FRAME_PORTABLE, 0, seq, 1,
+                          SUM_VALUES * sizeof(int64_t));
+}
+
+static uint32_t send_bad_portable(sender_t *s, bad_case_t c, uint32_t seq)
+{
+    tc_frame_hdr_t *h = (tc_frame_hdr_t*)s->frame;
+    uint8_t *module, junk[512];
+    size_t size;
+    uint32_t frame_size;
+    unsigned k;
+
+    switch (c) {
+    case BAD_PORTABLE_NOT_BITCODE:
+        for (k = 0; k < sizeof(junk); ++k) {
+            junk[k] = (uint8_t)(k * 37 + 11);
+        }
+        return build_portable(s, junk, sizeof(junk), tc_fnv1a64(junk, sizeof(junk)), seq);
+    case BAD_PORTABLE_FORBIDDEN:
+    case BAD_PORTABLE_UNRESOLVED:
+        module = read_module((c == BAD_PORTABLE_FORBIDDEN) ?
+                             TC_BUILDDIR "/test/helpers/portable_forbidden.bc" :
+                             TC_BUILDDIR "/test/helpers/portable_unresolved.bc", &size);
+        break;
+    case BAD_PORTABLE_TRIPLE:
+    case BAD_PORTABLE_NOT_OURS:
+        /* a real module of this jam, for the other architecture */
+        module = sum_module(s, (strcmp(tc_portable_host_triple(), "x86_64-linux-gnu") == 0) ?
+                                "aarch64-linux-gnu" : "x86_64-linux-gnu", &size);
+        break;
+    default:
+        module = sum_module(s, tc_portable_host_triple(), &size);
+        break;
+    }
+    frame_size = build_portable(s, module, size, tc_fnv1a64(module, size), seq);
+    if (c == BAD_PORTABLE_HASH) {
+        h->code_hash ^= 1;                    /* the bytes hash to something else */
+    } else if (c == BAD_PORTABLE_TOO_BIG) {
+        h->code_size = frame_size;            /* the module would run past the frame */
+    }
+    free(module);
+    return frame_size;
 }
 
 /* Re-sign a frame whose header we edited: the trailer follows frame_size */
@@ -257,6 +376,16 @@ static void send_bad(sender_t *s, bad_case_t c, uint32_t seq)
     case BAD_SIGNAL:
         size = build_sum(s, TC_FRAME_LOCAL, seq);
         h->signal = 0xdeadbeef00000000ull | seq;
+        break;
+    case BAD_PORTABLE_NOT_BITCODE:
+    case BAD_PORTABLE_TRIPLE:
+    case BAD_PORTABLE_HASH:
+    case BAD_PORTABLE_NOT_OURS:
+    case BAD_PORTABLE_FORBIDDEN:
+    case BAD_PORTABLE_UNRESOLVED:
+    case BAD_PORTABLE_TOO_BIG:
+    case BAD_PORTABLE_LOCAL_ONLY:
+        size = send_bad_portable(s, c, seq);
         break;
     case BAD_COMPACT_PKG:
     case BAD_COMPACT_SENDER:
@@ -469,7 +598,8 @@ static void run_receiver(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg, bad_case_t
         tc_progress(tc_ifunc_mailbox_engine(mbox));
         tc_ifunc_poll(mbox, 0);
         tc_ifunc_mailbox_stats(mbox, &st);
-    } while ((st.frames[0] + st.frames[1] + st.frames[2] + st.rejects_total < expected) &&
+    } while ((st.frames[0] + st.frames[1] + st.frames[2] + st.frames[3] +
+              st.rejects_total < expected) &&
              (tc_ifunc_now() < deadline));
 
     if (c == BAD_STALE_SIGNAL) {

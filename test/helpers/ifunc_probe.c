@@ -10,7 +10,8 @@
  * prints "ifunc_probe: OK" and exits 0 only if every check passed and no
  * frame was rejected.
  *
- * Usage: ifunc_probe [-n FRAMES] [-m local,injected,cached,mixed]
+ * Usage: ifunc_probe [-n FRAMES]
+ *                    [-m local,injected,cached,mixed,portable,portable-cached]
  *                    [-j indirect_put,server_side_sum,ping,calls_libc]
  *                    [-d DEPTH] [-S SLOT] [-p copy|inplace] [-s SECURITY]
  *                    [-g fence|trailer] [-c (checksum)] [-N (receiver has no
@@ -31,12 +32,18 @@
 
 #include "tcbench.h"
 
-#define MAX_MODES 4     /* local, injected, cached, mixed */
+#define MAX_MODES 6     /* local, injected, cached, mixed, portable, portable-cached */
+#define MIXED     3
 #define NUM_JAMS  4
 
 static const char *jam_names[NUM_JAMS] = {"calls_libc", "indirect_put", "ping",
                                           "server_side_sum"};
-static const char *mode_names[MAX_MODES] = {"local", "injected", "cached", "mixed"};
+static const char *mode_names[MAX_MODES] = {"local", "injected", "cached", "mixed",
+                                            "portable", "portable-cached"};
+/* the message mode of each selectable one but mixed */
+static const tc_ifunc_mode_t mode_of[MAX_MODES] = {
+    TC_IFUNC_MODE_LOCAL, TC_IFUNC_MODE_INJECTED, TC_IFUNC_MODE_CACHED, TC_IFUNC_MODE_LAST,
+    TC_IFUNC_MODE_PORTABLE, TC_IFUNC_MODE_PORTABLE_CACHED};
 
 typedef struct {
     int      frames;
@@ -220,10 +227,10 @@ static int for_each_frame(const opts_t *o, frame_cb_t cb, void *arg)
         if (!o->modes[m]) {
             continue;
         }
-        if (m < 3) {
+        if (m != MIXED) {
             for (jam = 0; jam < NUM_JAMS; ++jam) {
                 for (i = 0; o->jams[jam] && (i < o->frames); ++i) {
-                    rc = cb(arg, jam, m, (tc_ifunc_mode_t)m, i);
+                    rc = cb(arg, jam, m, mode_of[m], i);
                     if (rc != 0) {
                         return rc;
                     }
@@ -261,7 +268,7 @@ typedef struct {
     tc_ifunc_mailbox_h mbox;
     tc_ifunc_pkg_h     pkg;
     uint32_t           ids[NUM_JAMS];
-    tc_ifunc_msg_h     msgs[NUM_JAMS][3];  /* per jam and frame type */
+    tc_ifunc_msg_h     msgs[NUM_JAMS][TC_IFUNC_MODE_LAST];  /* per jam and mode */
     int                size, rank, dest;
     double             deadline;
 } send_arg_t;
@@ -357,9 +364,14 @@ static int all_arrived(void *arg)
 {
     done_arg_t *d = arg;
     tc_ifunc_stats_t st;
+    uint64_t run = 0;
+    int kind;
 
     tc_ifunc_mailbox_stats(d->mbox, &st);
-    return st.frames[0] + st.frames[1] + st.frames[2] + st.rejects_total >= d->expected;
+    for (kind = 0; kind < TC_IFUNC_FRAME_KIND_LAST; ++kind) {
+        run += st.frames[kind];
+    }
+    return run + st.rejects_total >= d->expected;
 }
 
 typedef struct {
@@ -571,7 +583,7 @@ int main(int argc, char **argv)
     }
 
     for (k = 0; k < NUM_JAMS; ++k) {
-        for (t = 0; t < 3; ++t) {
+        for (t = 0; t < TC_IFUNC_MODE_LAST; ++t) {
             tc_ifunc_msg_free(sa.msgs[k][t]);
         }
     }

@@ -427,6 +427,14 @@ static tc_ifunc_reject_t tc_ifunc_dispatch(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *r
                                   detail, detail_len);
     case TC_FRAME_INJECTED:
         return tc_ifunc_run_injected(rx, ring, h, slot, payload, detail, detail_len);
+    case TC_FRAME_PORTABLE:
+        if (ring->depth == 0) {
+            /* only a mailbox ring can wait for a compile without losing
+             * its place: not in caller-managed buffers or groups (yet) */
+            snprintf(detail, detail_len, "Portable frames travel in mailbox rings");
+            return TC_IFUNC_REJECT_TYPE;
+        }
+        return tc_ifunc_run_portable(rx, ring, h, slot, payload, detail, detail_len);
     default: /* TC_FRAME_CACHED; the header check allows nothing else */
         return tc_ifunc_run_cached(rx, ring, h->code_hash, h->pkg_id, h->element_id,
                                    payload, h->payload_size, detail, detail_len);
@@ -578,6 +586,12 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_frame(tc_ifunc_rx_t *rx,
     }
 
     reason = tc_ifunc_dispatch(rx, ring, &h, slot, detail, sizeof(detail));
+    if (ucs_unlikely(reason == TC_IFUNC_PORTABLE_WAIT)) {
+        /* its module compiles off this thread: the frame stays, untouched,
+         * and waiting for the compiler is not waiting for a trailer */
+        ring->pending_since = 0;
+        return TC_IFUNC_SLOT_PENDING;
+    }
     if (reason != TC_IFUNC_REJECT_NONE) {
         goto reject;
     }

@@ -328,6 +328,11 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
         ucs_error("ifunc: invalid jam mode %d", (int)jam->mode);
         return UCS_ERR_INVALID_PARAM;
     }
+    if (tc_ifunc_mode_portable(jam->mode)) {
+        ucs_error("ifunc: %s %s: Portable jams run in mailboxes; groups do not "
+                  "carry them yet", tc_ifunc_mode_names[jam->mode], elem->name);
+        return UCS_ERR_UNSUPPORTED;
+    }
     if ((jam->mode != TC_IFUNC_MODE_LOCAL) &&
         (exec->rx.security == TC_IFUNC_SECURITY_LOCAL_ONLY)) {
         ucs_error("ifunc: %s %s: security mode local-only accepts no code",

@@ -59,6 +59,33 @@ void tc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
     }
 }
 
+void tc_frame_prepare_portable(uint8_t *frame, tc_ifunc_pkg_h pkg,
+                               const tc_ifunc_element_t *elem, const uint8_t *bitcode,
+                               uint32_t size, uint64_t hash, tc_frame_desc_t *desc)
+{
+    char entry[TC_JAM_NAME_MAX + 8];
+    uint32_t pos = TC_FRAME_HDR_SIZE;
+    int len      = snprintf(entry, sizeof(entry), "%s_main", elem->name);
+
+    memset(desc, 0, sizeof(*desc));
+    desc->pkg_id        = pkg->id;
+    desc->build_id      = pkg->build_id;
+    desc->element_id    = elem->id;
+    desc->code_hash     = hash;
+    desc->code_offset   = pos;
+    desc->code_size     = size;
+    pos                 = tc_frame_align(pos + size);
+    desc->symtab_offset = pos;
+    desc->symtab_size   = (uint32_t)len + 1;
+    desc->num_symbols   = 1;
+    pos                 = tc_frame_align(pos + desc->symtab_size);
+    desc->payload_offset = pos;
+    if (frame != NULL) {
+        memcpy(frame + desc->code_offset, bitcode, size);
+        memcpy(frame + desc->symtab_offset, entry, desc->symtab_size);
+    }
+}
+
 uint32_t tc_frame_stamp(uint8_t *frame, const tc_frame_desc_t *desc,
                               tc_frame_type_t type, uint32_t flags, uint32_t seq,
                               uint32_t sender, uint32_t payload_size)
@@ -82,11 +109,11 @@ uint32_t tc_frame_stamp(uint8_t *frame, const tc_frame_desc_t *desc,
     if (type != TC_FRAME_LOCAL) {
         h->code_hash = desc->code_hash;
     }
-    if (type == TC_FRAME_INJECTED) {
+    if ((type == TC_FRAME_INJECTED) || (type == TC_FRAME_PORTABLE)) {
         h->code_offset   = desc->code_offset;
         h->code_size     = desc->code_size;
-        h->got_offset    = desc->got_offset;
-        h->got_size      = TC_FRAME_GOT_SIZE;
+        h->got_offset    = desc->got_offset;   /* 0 for a module */
+        h->got_size      = (type == TC_FRAME_INJECTED) ? TC_FRAME_GOT_SIZE : 0;
         h->entry_offset  = desc->entry_offset;
         h->symtab_offset = desc->symtab_offset;
         h->symtab_size   = desc->symtab_size;
@@ -168,7 +195,10 @@ static const char *tc_ifunc_reject_names[] = {
     [TC_IFUNC_REJECT_CACHE_MISS]      = "cache-miss",
     [TC_IFUNC_REJECT_LINK]            = "link",
     [TC_IFUNC_REJECT_PLACEMENT]       = "placement",
-    [TC_IFUNC_REJECT_RESOURCE]        = "resource"
+    [TC_IFUNC_REJECT_RESOURCE]        = "resource",
+    [TC_IFUNC_REJECT_BITCODE]         = "bitcode",
+    [TC_IFUNC_REJECT_TRIPLE]          = "triple",
+    [TC_IFUNC_REJECT_EXTERNAL]        = "external"
 };
 
 _Static_assert(sizeof(tc_ifunc_reject_names) / sizeof(tc_ifunc_reject_names[0]) ==
@@ -224,7 +254,7 @@ tc_ifunc_reject_t tc_frame_check_header(const tc_frame_hdr_t *hdr,
         ((expect_seq != TC_FRAME_SEQ_ANY) && (hdr->seq != (uint32_t)expect_seq))) {
         return TC_IFUNC_REJECT_SEQUENCE;
     }
-    if ((hdr->type < TC_FRAME_LOCAL) || (hdr->type > TC_FRAME_CACHED) ||
+    if ((hdr->type < TC_FRAME_LOCAL) || (hdr->type > TC_FRAME_PORTABLE) ||
         (hdr->flags & ~(uint32_t)TC_FRAME_F_ALL)) {
         return TC_IFUNC_REJECT_TYPE;
     }
@@ -271,7 +301,7 @@ tc_ifunc_reject_t tc_frame_check_header(const tc_frame_hdr_t *hdr,
         break;
     case TC_FRAME_INJECTED:
         /* span: at least the preamble; GOT slot and entry inside it */
-        if ((hdr->code_size < 16) || (hdr->code_size > (1u << 20)) ||
+        if ((hdr->code_size < 16) || (hdr->code_size > TC_FRAME_CODE_MAX) ||
             (hdr->got_size != TC_FRAME_GOT_SIZE) || (hdr->got_offset % 8) ||
             (hdr->got_offset < hdr->code_offset) ||
             ((uint64_t)hdr->got_offset + TC_FRAME_GOT_SIZE >
@@ -282,6 +312,18 @@ tc_ifunc_reject_t tc_frame_check_header(const tc_frame_hdr_t *hdr,
              ((hdr->data_offset < 16) || (hdr->data_offset >= hdr->code_size) ||
               (hdr->data_offset % 8)) : (hdr->data_offset != 0))) {
             return TC_IFUNC_REJECT_OFFSET;
+        }
+        break;
+    case TC_FRAME_PORTABLE:
+        /* a module (at least its 4-byte magic) and one name, its entry */
+        if ((hdr->code_size < 4) || (hdr->code_size > TC_FRAME_CODE_MAX) ||
+            hdr->got_offset || hdr->got_size || hdr->entry_offset ||
+            hdr->data_offset || (hdr->flags & TC_FRAME_F_WDATA) ||
+            (hdr->num_symbols != 1)) {
+            return TC_IFUNC_REJECT_OFFSET;
+        }
+        if (hdr->code_hash == 0) {
+            return TC_IFUNC_REJECT_HASH;
         }
         break;
     case TC_FRAME_CACHED:

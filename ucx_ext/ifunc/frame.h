@@ -33,6 +33,17 @@
  *                  through the package's element table.
  *  - Injected (2): the span travels in the frame; the receiver runs it
  *                  (in place or from its RX code cache).
+ *  - Portable (4): LLVM bitcode of one target triple's module travels in
+ *                  the code region (code_offset/code_size), code_hash is its
+ *                  FNV-1a 64 (the manifest's bc_hash), the symbol table holds
+ *                  exactly one name, the entry function (<name>_main); no GOT,
+ *                  entry or data fields. The receiver compiles the module for
+ *                  its own CPU (portable.c, off the polling thread: only this
+ *                  ring waits) and runs the code compiled once per hash;
+ *                  with TC_FRAME_F_CACHE later Cached frames of the same peer
+ *                  name it by that hash. In `verify` the frame's bitcode is
+ *                  never read: the receiver compiles its own package's module
+ *                  of that hash, or rejects the frame.
  *  - Cached   (3): element id and code_hash only: the receiver runs the copy
  *                  it cached from an earlier Injected frame of the same peer
  *                  that carried TC_FRAME_F_CACHE. code_offset/size are 0; the
@@ -182,8 +193,11 @@ BEGIN_C_DECLS
 typedef enum tc_frame_type {
     TC_FRAME_LOCAL    = 1,
     TC_FRAME_INJECTED = 2,
-    TC_FRAME_CACHED   = 3
+    TC_FRAME_CACHED   = 3,
+    TC_FRAME_PORTABLE = 4
 } tc_frame_type_t;
+
+#define TC_FRAME_CODE_MAX (1u << 20)   /* a span or a bitcode module */
 
 /* tc_frame_hdr_t::flags */
 enum {

@@ -52,6 +52,8 @@ const char *tc_ifunc_mode_names[] = {
     [TC_IFUNC_MODE_LOCAL]    = "local",
     [TC_IFUNC_MODE_INJECTED] = "injected",
     [TC_IFUNC_MODE_CACHED]   = "cached",
+    [TC_IFUNC_MODE_PORTABLE] = "portable",
+    [TC_IFUNC_MODE_PORTABLE_CACHED] = "portable-cached",
     [TC_IFUNC_MODE_LAST]     = NULL
 };
 
@@ -138,6 +140,17 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "(tcp) a put lands only when its target progresses, so a program that only\n"
      "polls receives nothing without it. 0: never; the program progresses.",
      ucs_offsetof(tc_ifunc_config_t, poll_progress), UCS_CONFIG_TYPE_UINT},
+
+    {"PORTABLE_ALLOW", "memcpy,memmove,memset,memcmp,strlen,strnlen,strcmp,strncmp,snprintf",
+     "The functions of the process (libc) that a Portable jam's bitcode may call,\n"
+     "besides the symbols of the receiver's packages' rieds. Any other external\n"
+     "the module declares makes the frame a reject ('external', with its name).",
+     ucs_offsetof(tc_ifunc_config_t, portable_allow), UCS_CONFIG_TYPE_STRING_ARRAY},
+
+    {"PORTABLE_CODE", "256",
+     "Modules a process keeps compiled (Portable frames, one per bitcode hash).\n"
+     "When it is full, a new module is a reject ('resource').",
+     ucs_offsetof(tc_ifunc_config_t, portable_code), UCS_CONFIG_TYPE_UINT},
 
     {"PKG_PATH", "",
      "Colon-separated package manifests, package directories or install\n"

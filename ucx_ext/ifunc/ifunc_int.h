@@ -30,6 +30,18 @@ BEGIN_C_DECLS
 
 /* ---- packages (package.c) ---- */
 
+#define TC_IFUNC_MAX_PORTABLE 4   /* portable records (triples) per element */
+
+/* The element as LLVM bitcode for one target triple: a manifest's portable
+ * record, its file checked at load */
+typedef struct tc_ifunc_portable_bc {
+    char     triple[TC_JAM_TRIPLE_MAX];
+    uint64_t bc_hash;      /* FNV-1a 64 of the whole file */
+    uint32_t bc_size;
+    char     *path;        /* realpath, malloc'ed, a regular file inside the
+                              package's share dir */
+} tc_ifunc_portable_bc_t;
+
 typedef struct tc_ifunc_element {
     uint32_t               id;
     char                   name[TC_JAM_NAME_MAX];
@@ -45,6 +57,8 @@ typedef struct tc_ifunc_element {
     uint32_t               symtab_size;
     void                   **got;          /* resolved here; NULL if any failed */
     const tc_jam_element_t *local;         /* row of the element table */
+    tc_ifunc_portable_bc_t portable[TC_IFUNC_MAX_PORTABLE];
+    unsigned               num_portable;
 } tc_ifunc_element_t;
 
 struct tc_ifunc_pkg {
@@ -76,6 +90,10 @@ tc_ifunc_pkg_elem(tc_ifunc_pkg_h pkg, uint32_t id)
     return (id < pkg->num_elements) ? &pkg->elements[id] : NULL;
 }
 
+/* The element's bitcode for @a triple (as the manifest spells it), or NULL */
+const tc_ifunc_portable_bc_t *
+tc_ifunc_elem_portable(const tc_ifunc_element_t *e, const char *triple);
+
 /* dlsym over the rieds of every registered package, then the process */
 void *tc_ifunc_symbol_resolve(const char *name);
 
@@ -101,6 +119,38 @@ typedef struct tc_code_entry {
 } tc_code_entry_t;
 
 KHASH_MAP_INIT_INT64(tc_code, tc_code_entry_t*)
+
+/* A module of Portable frames compiled for this host (portable.c): one per
+ * bitcode hash per process */
+typedef enum {
+    TC_PORTABLE_COMPILING,
+    TC_PORTABLE_READY,
+    TC_PORTABLE_FAILED
+} tc_portable_state_t;
+
+typedef struct tc_portable_code {
+    tc_code_entry_t         entry;       /* what rings name for Cached frames:
+                                            code = the compiled entry, entry_rel 0,
+                                            no writable globals */
+    uint64_t                hash;        /* FNV-1a 64 of the bitcode */
+    int                     state;       /* tc_portable_state_t, release-stored once
+                                            final by the compile thread */
+    tc_ifunc_reject_t       reason;      /* FAILED: why, for every frame naming it */
+    char                    detail[192];
+    double                  compile_s;
+    int                     counted;     /* compile_s is in a mailbox's stats */
+    struct tc_jit_code      *jit_code;
+    /* the job's inputs, freed once compiled: a private copy of the module
+     * (trust), or the path of our own package's module (verify) */
+    uint8_t                 *bitcode;
+    size_t                  bitcode_size;
+    char                    *path;
+    char                    entry_name[TC_JAM_NAME_MAX + 8];
+    struct tc_portable_code *next_job;
+} tc_portable_code_t;
+
+/* dispatch's "the module is still compiling": not a reject, the ring waits */
+#define TC_IFUNC_PORTABLE_WAIT TC_IFUNC_REJECT_LAST
 
 typedef struct tc_code_cache {
     khash_t(tc_code) entries;            /* hash -> chain */
@@ -182,6 +232,7 @@ typedef struct tc_ifunc_ring {
     khash_t(tc_cached) cached;          /* code_hash -> code, for Cached frames */
     tc_ifunc_link_t    *links;
     uint32_t           warned;          /* reasons already logged (bits) */
+    tc_portable_code_t *portable_wait;  /* the module its head frame waits for */
 } tc_ifunc_ring_t;
 
 TC_STATIC_ASSERT(TC_IFUNC_REJECT_LAST <= 32, "warned bits");
@@ -533,6 +584,12 @@ void tc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
                             const tc_ifunc_element_t *elem, int with_code,
                             tc_frame_desc_t *desc);
 
+/* The same for a Portable frame: @a bitcode (its FNV-1a 64 @a hash) and the
+ * one name its symbol table carries, <name>_main */
+void tc_frame_prepare_portable(uint8_t *frame, tc_ifunc_pkg_h pkg,
+                               const tc_ifunc_element_t *elem, const uint8_t *bitcode,
+                               uint32_t size, uint64_t hash, tc_frame_desc_t *desc);
+
 /* Bytes a frame of @a desc needs for @a payload_size bytes of payload */
 static inline uint32_t tc_frame_size(const tc_frame_desc_t *desc,
                                            uint32_t payload_size)
@@ -591,8 +648,41 @@ struct tc_ifunc_msg {
     tc_write_header_t        headers[TC_IFUNC_MSG_MAX_REQS];  /* reqs[i]'s, on the AM lane */
     unsigned                 num_reqs;
     uint8_t                  *code_sent;      /* [size]: Cached code sent to r */
+    uint8_t                  *bitcode;        /* Portable: the module, until laid out */
+    uint32_t                 bitcode_size;
+    uint64_t                 bitcode_hash;
 };
 
+/* Modes whose code goes once per peer, then by hash */
+static inline int tc_ifunc_mode_cached(tc_ifunc_mode_t mode)
+{
+    return (mode == TC_IFUNC_MODE_CACHED) || (mode == TC_IFUNC_MODE_PORTABLE_CACHED);
+}
+
+static inline int tc_ifunc_mode_portable(tc_ifunc_mode_t mode)
+{
+    return (mode == TC_IFUNC_MODE_PORTABLE) || (mode == TC_IFUNC_MODE_PORTABLE_CACHED);
+}
+
+
+/* ---- Portable frames (portable.c) ---- */
+
+/* The triple whose modules this host runs, as twochains-pkg names them */
+const char *tc_portable_host_triple(void);
+
+/* Run (or reject) a Portable frame of a mailbox ring whose header passed
+ * tc_frame_check_header; TC_IFUNC_PORTABLE_WAIT while its module compiles */
+tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                        const tc_frame_hdr_t *h, uint8_t *slot,
+                                        void *payload, char *detail, size_t detail_len);
+
+/* The module file @a path, which must hash to @a hash: malloc'ed bytes, or
+ * NULL with why in @a detail */
+uint8_t *tc_portable_read_module(const char *path, uint64_t hash, size_t *size_p,
+                                 char *detail, size_t detail_len);
+
+/* A symbol of a registered package's rieds (never the rest of the process) */
+void *tc_ifunc_ried_symbol(const char *name);
 
 /* ---- configuration (ifunc_config.c) ---- */
 

@@ -463,12 +463,18 @@ void tc_ifunc_mailbox_stats(tc_ifunc_mailbox_h mbox, tc_ifunc_stats_t *stats)
 
 void tc_ifunc_stats_print(const tc_ifunc_stats_t *s, FILE *stream, const char *prefix)
 {
-    static const char *kinds[] = {"local", "injected", "cached"};
+    static const char *kinds[] = {"local", "injected", "cached", "portable"};
     unsigned i;
 
     fprintf(stream, "%sframes run: local %" PRIu64 ", injected %" PRIu64 ", cached %"
             PRIu64 " (%" PRIu64 " bytes); rejected %" PRIu64 "\n", prefix,
             s->frames[0], s->frames[1], s->frames[2], s->bytes, s->rejects_total);
+    if ((s->frames[TC_IFUNC_FRAME_PORTABLE] != 0) || (s->portable_compiles != 0)) {
+        fprintf(stream, "%sframes run: portable %" PRIu64 "; %" PRIu64 " modules "
+                "compiled in %.6f s (off the poll), %" PRIu64 " polls found a compile "
+                "running\n", prefix, s->frames[TC_IFUNC_FRAME_PORTABLE],
+                s->portable_compiles, s->portable_compile_s, s->portable_waits);
+    }
     for (i = 1; i < TC_IFUNC_REJECT_LAST; ++i) {
         if (s->rejects[i] != 0) {
             fprintf(stream, "%s  rejected %s: %" PRIu64 "\n", prefix,

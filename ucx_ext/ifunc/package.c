@@ -13,6 +13,12 @@
  * package prefix's lib/ directory with the names twochains-pkg gives them
  * (lib<pkg>_local.so, lib<pkg>_ried_<ried>.so). Nothing from the wire is
  * ever used as a path; frame symbol names only reach dlsym (dispatch.c).
+ *
+ * Portable records (LLVM bitcode of an element per target triple) name
+ * files that are only read, never loaded: each must be the regular file
+ * jam_<name>.<triple>.bc in the manifest's own directory, of the size and
+ * FNV-1a 64 hash the manifest gives, checked at load. A package without
+ * them loads as it always did.
  */
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
@@ -30,6 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* every package twochains-pkg writes fits; "pextern %63s" reads a triple */
+_Static_assert(TC_IFUNC_MAX_PORTABLE >= TC_JAM_PORTABLE_MAX, "portable records");
+_Static_assert(TC_JAM_TRIPLE_MAX == 64, "pextern triple field width");
 
 static pthread_mutex_t tc_ifunc_pkg_lock = PTHREAD_MUTEX_INITIALIZER;
 static tc_ifunc_pkg_h  tc_ifunc_pkgs[TC_IFUNC_MAX_PKGS]; /* atomic slots */
@@ -72,6 +82,13 @@ tc_ifunc_pkg_h tc_ifunc_pkg_find_element(const char *name, uint32_t *id_p)
 
 void *tc_ifunc_symbol_resolve(const char *name)
 {
+    void *p = tc_ifunc_ried_symbol(name);
+
+    return (p != NULL) ? p : dlsym(RTLD_DEFAULT, name);
+}
+
+void *tc_ifunc_ried_symbol(const char *name)
+{
     tc_ifunc_pkg_h pkg;
     unsigned i, r;
     void *p;
@@ -85,7 +102,7 @@ void *tc_ifunc_symbol_resolve(const char *name)
             }
         }
     }
-    return dlsym(RTLD_DEFAULT, name);
+    return NULL;
 }
 
 void *tc_ifunc_pkg_symbol(tc_ifunc_pkg_h pkg, const char *symbol)
@@ -149,6 +166,19 @@ ucs_status_t tc_ifunc_pkg_element(tc_ifunc_pkg_h pkg, const char *name,
     return UCS_ERR_NO_ELEM;
 }
 
+const tc_ifunc_portable_bc_t *
+tc_ifunc_elem_portable(const tc_ifunc_element_t *e, const char *triple)
+{
+    unsigned i;
+
+    for (i = 0; i < e->num_portable; ++i) {
+        if (strcmp(e->portable[i].triple, triple) == 0) {
+            return &e->portable[i];
+        }
+    }
+    return NULL;
+}
+
 /* A name the toolchain could have produced: [A-Za-z0-9_]+ */
 static int tc_ifunc_pkg_name_ok(const char *s)
 {
@@ -158,6 +188,23 @@ static int tc_ifunc_pkg_name_ok(const char *s)
     for (; *s != '\0'; ++s) {
         if (!(((*s >= 'a') && (*s <= 'z')) || ((*s >= 'A') && (*s <= 'Z')) ||
               ((*s >= '0') && (*s <= '9')) || (*s == '_'))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A target triple the toolchain could have written: [A-Za-z0-9_.-]+, not
+ * starting with '-' or '.' (it is part of a file name) */
+static int tc_ifunc_pkg_triple_ok(const char *s)
+{
+    if ((*s == '\0') || (*s == '-') || (*s == '.')) {
+        return 0;
+    }
+    for (; *s != '\0'; ++s) {
+        if (!(((*s >= 'a') && (*s <= 'z')) || ((*s >= 'A') && (*s <= 'Z')) ||
+              ((*s >= '0') && (*s <= '9')) || (*s == '_') || (*s == '-') ||
+              (*s == '.'))) {
             return 0;
         }
     }
@@ -241,11 +288,86 @@ out:
     return status;
 }
 
+/*
+ * A portable record: its file must be jam_<name>.<triple>.bc right in the
+ * manifest's directory @a dir (a realpath), a regular file of bc_size bytes
+ * that hashes to bc_hash. Checked here, once, so that whoever compiles it
+ * later reads a file the package vouched for.
+ */
+static ucs_status_t
+tc_ifunc_pkg_read_portable(tc_ifunc_pkg_h pkg, const char *dir,
+                           const tc_jam_manifest_portable_t *rec,
+                           tc_ifunc_element_t *e)
+{
+    char joined[PATH_MAX + 512], real[PATH_MAX];
+    char expect[TC_JAM_NAME_MAX + TC_JAM_TRIPLE_MAX + 16];
+    tc_ifunc_portable_bc_t *bc;
+    unsigned char buf[4096];
+    size_t dir_len = strlen(dir), n;
+    uint64_t hash  = TC_FNV1A64_INIT, total = 0;
+    struct stat st;
+    FILE *f;
+
+    snprintf(expect, sizeof(expect), "jam_%s.%s.bc", e->name, rec->triple);
+    if (strcmp(rec->file, expect) != 0) {
+        ucs_error("package %s: element %s: bitcode file '%s' is not '%s'",
+                  pkg->name, e->name, rec->file, expect);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((snprintf(joined, sizeof(joined), "%s/%s", dir, rec->file) >=
+         (int)sizeof(joined)) ||
+        (realpath(joined, real) == NULL)) {
+        ucs_error("package %s: bitcode %s/%s not found", pkg->name, dir, rec->file);
+        return UCS_ERR_NO_ELEM;
+    }
+    if ((strncmp(real, dir, dir_len) != 0) || (real[dir_len] != '/') ||
+        (strchr(real + dir_len + 1, '/') != NULL) || (stat(real, &st) != 0) ||
+        !S_ISREG(st.st_mode)) {
+        ucs_error("package %s: '%s' is not a regular file in %s; refusing it",
+                  pkg->name, rec->file, dir);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((uint64_t)st.st_size != rec->bc_size) {
+        ucs_error("package %s: %s has %lld bytes, the manifest says %u", pkg->name,
+                  real, (long long)st.st_size, rec->bc_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    f = fopen(real, "rb");
+    if (f == NULL) {
+        ucs_error("package %s: cannot open %s", pkg->name, real);
+        return UCS_ERR_NO_ELEM;
+    }
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+        hash   = tc_fnv1a64_update(hash, buf, n);
+        total += n;
+    }
+    fclose(f);
+    if ((total != rec->bc_size) || (hash != rec->bc_hash)) {
+        ucs_error("package %s: %s: bitcode hash mismatch", pkg->name, real);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    bc       = &e->portable[e->num_portable];
+    bc->path = strdup(real);
+    if (bc->path == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    memcpy(bc->triple, rec->triple, sizeof(bc->triple));
+    bc->bc_hash = rec->bc_hash;
+    bc->bc_size = rec->bc_size;
+    ++e->num_portable;
+    return UCS_OK;
+}
+
 static void tc_ifunc_pkg_free(tc_ifunc_pkg_h pkg)
 {
-    unsigned i;
+    unsigned i, k;
 
     for (i = 0; i < pkg->num_elements; ++i) {
+        for (k = 0; k < pkg->elements[i].num_portable; ++k) {
+            free(pkg->elements[i].portable[k].path);
+        }
         free(pkg->elements[i].span);
         free(pkg->elements[i].symtab);
         free(pkg->elements[i].got);
@@ -295,11 +417,14 @@ static const char *tc_ifunc_elem_extern(const tc_ifunc_element_t *e, unsigned n)
 static ucs_status_t tc_ifunc_pkg_parse(tc_ifunc_pkg_h pkg, const char *manifest,
                                        const char *dir, const char *libdir)
 {
-    char line[2048], word[1024], word2[1024], sym[256];
+    char line[2048], word[1024], word2[1024], sym[256], triple[TC_JAM_TRIPLE_MAX];
     char real[PATH_MAX], expect[TC_IFUNC_PKG_NAME_MAX + 1100], table_sym[1024] = "";
     unsigned a, n, lineno = 0, have_magic = 0, have_end = 0;
     unsigned next_extern = 0;
+    /* pextern lines of the element's last portable record: expected, seen */
+    unsigned num_pextern = 0, next_pextern = 0;
     tc_jam_manifest_element_t rec;
+    tc_jam_manifest_portable_t prec;
     tc_ifunc_element_t *e = NULL, *grown;
     ucs_status_t status = UCS_ERR_INVALID_PARAM;
     FILE *f;
@@ -376,7 +501,8 @@ static ucs_status_t tc_ifunc_pkg_parse(tc_ifunc_pkg_h pkg, const char *manifest,
             }
             ++pkg->num_rieds;
         } else if (tc_jam_manifest_element_parse(line, &rec)) {
-            if ((e != NULL) && (next_extern != e->num_externals)) {
+            if ((e != NULL) && ((next_extern != e->num_externals) ||
+                                (next_pextern != num_pextern))) {
                 ucs_error("%s:%u: element %s lacks externs", manifest, lineno, e->name);
                 goto out;
             }
@@ -406,6 +532,8 @@ static ucs_status_t tc_ifunc_pkg_parse(tc_ifunc_pkg_h pkg, const char *manifest,
             e->flags           = rec.flags;
             e->num_externals   = rec.num_externals;
             next_extern        = 0;
+            num_pextern        = 0;
+            next_pextern       = 0;
             status = tc_ifunc_pkg_read_span(pkg, dir, rec.file, e);
             if (status != UCS_OK) {
                 goto out;
@@ -419,6 +547,35 @@ static ucs_status_t tc_ifunc_pkg_parse(tc_ifunc_pkg_h pkg, const char *manifest,
                 goto out;
             }
             ++next_extern;
+        } else if (tc_jam_manifest_portable_parse(line, &prec)) {
+            /* after all the element's externs and the previous portable
+             * record's pexterns; one per triple */
+            if ((e == NULL) || (prec.element_id != e->id) ||
+                (next_extern != e->num_externals) || (next_pextern != num_pextern) ||
+                (e->num_portable == TC_IFUNC_MAX_PORTABLE) ||
+                !tc_ifunc_pkg_triple_ok(prec.triple) ||
+                (tc_ifunc_elem_portable(e, prec.triple) != NULL) ||
+                (prec.num_externals > TC_FRAME_MAX_SYMBOLS) || (prec.bc_size == 0)) {
+                ucs_error("%s:%u: bad portable record", manifest, lineno);
+                goto out;
+            }
+            status = tc_ifunc_pkg_read_portable(pkg, dir, &prec, e);
+            if (status != UCS_OK) {
+                goto out;
+            }
+            status       = UCS_ERR_INVALID_PARAM;
+            num_pextern  = prec.num_externals;
+            next_pextern = 0;
+        } else if (sscanf(line, "pextern %u %63s %u %255s", &a, triple, &n, sym) == 4) {
+            /* counted, not kept: whoever compiles the bitcode reads its
+             * externals from the bitcode itself */
+            if ((e == NULL) || (e->num_portable == 0) || (a != e->id) ||
+                (strcmp(triple, e->portable[e->num_portable - 1].triple) != 0) ||
+                (n != next_pextern) || (n >= num_pextern)) {
+                ucs_error("%s:%u: bad pextern record", manifest, lineno);
+                goto out;
+            }
+            ++next_pextern;
         } else if (strcmp(line, "end\n") == 0) {
             have_end = 1;
         } else {
@@ -428,7 +585,8 @@ static ucs_status_t tc_ifunc_pkg_parse(tc_ifunc_pkg_h pkg, const char *manifest,
     }
 
     if (!have_end || (pkg->name[0] == '\0') || (pkg->local_dl == NULL) ||
-        ((e != NULL) && (next_extern != e->num_externals))) {
+        ((e != NULL) && ((next_extern != e->num_externals) ||
+                         (next_pextern != num_pextern)))) {
         ucs_error("%s: incomplete manifest", manifest);
         goto out;
     }

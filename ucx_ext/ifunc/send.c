@@ -113,7 +113,7 @@ static void tc_ifunc_msg_alt_layout(tc_ifunc_msg_h msg)
         }
         return;
     }
-    if (msg->mode != TC_IFUNC_MODE_CACHED) {
+    if (!tc_ifunc_mode_cached(msg->mode)) {
         return;
     }
     if (msg->compact) {
@@ -136,6 +136,45 @@ static void tc_ifunc_msg_alt_layout(tc_ifunc_msg_h msg)
     msg->alt_desc.num_symbols     = 0;
 }
 
+/* Lay the message out (and copy its code into @a frame when not NULL) */
+static void tc_ifunc_msg_layout(tc_ifunc_msg_h msg, uint8_t *frame)
+{
+    if (tc_ifunc_mode_portable(msg->mode)) {
+        tc_frame_prepare_portable(frame, msg->pkg, msg->elem, msg->bitcode,
+                                  msg->bitcode_size, msg->bitcode_hash, &msg->desc);
+    } else {
+        tc_frame_prepare(frame, msg->pkg, msg->elem, msg->mode != TC_IFUNC_MODE_LOCAL,
+                         &msg->desc);
+    }
+    tc_ifunc_msg_alt_layout(msg);
+}
+
+/* A Portable message's module: this host's, from the package (the receivers
+ * of a mailbox are taken to share the sender's architecture) */
+static ucs_status_t tc_ifunc_msg_load_module(tc_ifunc_msg_h msg)
+{
+    const tc_ifunc_portable_bc_t *bc = tc_ifunc_elem_portable(msg->elem,
+                                                              tc_portable_host_triple());
+    char detail[192];
+    size_t size;
+
+    if (bc == NULL) {
+        ucs_error("ifunc: %s.%s has no module for %s: build the package with "
+                  "twochains-pkg --portable", msg->pkg->name, msg->elem->name,
+                  tc_portable_host_triple());
+        return UCS_ERR_UNSUPPORTED;
+    }
+    msg->bitcode = tc_portable_read_module(bc->path, bc->bc_hash, &size, detail,
+                                           sizeof(detail));
+    if (msg->bitcode == NULL) {
+        ucs_error("ifunc: %s.%s: %s", msg->pkg->name, msg->elem->name, detail);
+        return UCS_ERR_IO_ERROR;
+    }
+    msg->bitcode_size = (uint32_t)size;
+    msg->bitcode_hash = bc->bc_hash;
+    return UCS_OK;
+}
+
 ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
                                  uint32_t element_id, tc_ifunc_mode_t mode,
                                  void *source_args, size_t source_args_size,
@@ -152,7 +191,7 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     if ((elem == NULL) || (mode >= TC_IFUNC_MODE_LAST)) {
         return UCS_ERR_INVALID_PARAM;
     }
-    if ((mode == TC_IFUNC_MODE_CACHED) && (elem->flags & TC_JAM_F_WRITABLE_DATA)) {
+    if (tc_ifunc_mode_cached(mode) && (elem->flags & TC_JAM_F_WRITABLE_DATA)) {
         ucs_error("ifunc: %s has writable globals: it cannot be cached", elem->name);
         return UCS_ERR_UNSUPPORTED;
     }
@@ -167,10 +206,15 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     msg->elem    = elem;
     msg->mode    = mode;
     msg->compact = (mbox->signal == TC_IFUNC_SIGNAL_CHECK) &&
-                   (mode != TC_IFUNC_MODE_INJECTED) &&
+                   (mode != TC_IFUNC_MODE_INJECTED) && (mode != TC_IFUNC_MODE_PORTABLE) &&
                    (payload_cap <= TC_IFUNC_COMPACT_SEND_MAX - TC_FRAME_COMPACT_CACHED_HDR);
-    tc_frame_prepare(NULL, pkg, elem, mode != TC_IFUNC_MODE_LOCAL, &msg->desc);
-    tc_ifunc_msg_alt_layout(msg);
+    if (tc_ifunc_mode_portable(mode)) {
+        status = tc_ifunc_msg_load_module(msg);
+        if (status != UCS_OK) {
+            goto err_free;
+        }
+    }
+    tc_ifunc_msg_layout(msg, NULL);
 
     min_slot = mbox->min_slot;
     if ((payload_cap > UINT32_MAX / 2) ||
@@ -200,9 +244,9 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     }
     msg->frame = attr.address;
     memset(msg->frame, 0, msg->capacity);
-    tc_frame_prepare(msg->frame, pkg, elem, mode != TC_IFUNC_MODE_LOCAL,
-                           &msg->desc);
-    tc_ifunc_msg_alt_layout(msg);
+    tc_ifunc_msg_layout(msg, msg->frame);
+    free(msg->bitcode);   /* it is in the frame now */
+    msg->bitcode = NULL;
 
     msg->code_sent = calloc(mbox->size, 1);
     if (msg->code_sent == NULL) {
@@ -222,6 +266,7 @@ err_sent:
 err_unmap:
     ucp_mem_unmap(mbox->context, msg->memh);
 err_free:
+    free(msg->bitcode);
     free(msg);
     return status;
 }
@@ -261,11 +306,11 @@ ucs_status_t tc_ifunc_msg_set_payload_size(tc_ifunc_msg_h msg, size_t size)
 size_t tc_ifunc_msg_frame_size(tc_ifunc_msg_h msg)
 {
     if (msg->compact) {
-        return tc_frame_compact_size((msg->mode == TC_IFUNC_MODE_CACHED) ?
+        return tc_frame_compact_size(tc_ifunc_mode_cached(msg->mode) ?
                                      TC_FRAME_COMPACT_CACHED_HDR :
                                      TC_FRAME_COMPACT_LOCAL_HDR, msg->payload_size);
     }
-    return tc_frame_size((msg->mode == TC_IFUNC_MODE_CACHED) ? &msg->alt_desc :
+    return tc_frame_size(tc_ifunc_mode_cached(msg->mode) ? &msg->alt_desc :
                                &msg->desc, msg->payload_size);
 }
 
@@ -398,6 +443,9 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
     case TC_IFUNC_MODE_INJECTED:
         type = TC_FRAME_INJECTED;
         break;
+    case TC_IFUNC_MODE_PORTABLE:
+        type = TC_FRAME_PORTABLE;
+        break;
     default:
         if (msg->code_sent[dest]) {
             /* the hash-only frame starts at the second header, right in
@@ -406,7 +454,8 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
             frame = msg->frame + msg->alt_offset;
             desc  = &msg->alt_desc;
         } else {
-            type  = TC_FRAME_INJECTED;
+            type  = (msg->mode == TC_IFUNC_MODE_CACHED) ? TC_FRAME_INJECTED :
+                                                          TC_FRAME_PORTABLE;
             flags = TC_FRAME_F_CACHE;
         }
         break;
@@ -415,7 +464,7 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
         flags |= TC_FRAME_F_CHECKSUM;
     }
 
-    compact = msg->compact && (type != TC_FRAME_INJECTED);
+    compact = msg->compact && ((type == TC_FRAME_LOCAL) || (type == TC_FRAME_CACHED));
     if (compact) {
         /* the check word makes the frame self-validating: one put, landing
          * in any order */

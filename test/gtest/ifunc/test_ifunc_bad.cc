@@ -204,6 +204,16 @@ const bad_param cases[] = {
     {"", "compact_size_big", "size"},
     {"", "compact_injected", "type"},
     {"", "compact_cached_never_sent", "cache-miss"},
+    /* Portable frames: the reason, and what the log line says of the cause */
+    {"", "portable_not_bitcode", "bitcode: 512 bytes that are not LLVM 14 bitcode"},
+    {"", "portable_wrong_triple", "triple: a module for 'aarch64-unknown-linux-gnu'"},
+    {"", "portable_hash_mismatch", "hash: module does not hash to"},
+    {"", "portable_not_installed", "hash: module"},
+    {"", "portable_forbidden_external", "external: external 'system' is neither"},
+    {"", "portable_unresolved_external",
+     "external: external 'tc_no_such_function_anywhere' is neither"},
+    {"", "portable_module_past_frame", "offset"},
+    {"", "portable_local_only", "disabled: portable code in local-only mode"},
 };
 
 std::vector<bad_param> with_tl(const std::string &tl)

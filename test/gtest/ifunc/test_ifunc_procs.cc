@@ -128,6 +128,32 @@ TEST_P(ifunc_procs, mixed_frame_types_on_one_ring_three_senders)
     expect_ok(probe(4, "-d 8 -n 600 -m mixed -p inplace -s trust"), 4, 3 * 600);
 }
 
+/* Portable frames: every jam's bitcode (the test package's module for this
+ * host) compiled by the receiver once per hash, off its polling thread,
+ * then run for every frame (Portable) or named by hash (Portable-Cached);
+ * every effect checked. Senders keep sending Local frames on their own
+ * rings meanwhile, and polls that found a compile running prove the poll
+ * went on without it. */
+TEST_P(ifunc_procs, portable_every_jam_compiled_once_off_the_poll)
+{
+    auto r = probe(3, "-n 40 -m local,portable,portable-cached");
+    expect_ok(r, 3, 2 * 4 * 3 * 40);
+    EXPECT_NE(std::string::npos, r.output.find("4 modules compiled")) << r.output;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"((\d+) polls found a compile running)")))
+            << r.output;
+    EXPECT_GT(std::stoul(m[1]), 0u) << r.output;
+}
+
+/* In trust mode the receiver compiles the frame's own module: copied out of
+ * the slot, hashed, and only the copy compiled */
+TEST_P(ifunc_procs, portable_trust_compiles_a_private_copy)
+{
+    auto r = probe(2, "-n 20 -s trust -m portable,portable-cached");
+    expect_ok(r, 2, 4 * 2 * 20);
+    EXPECT_NE(std::string::npos, r.output.find("4 modules compiled")) << r.output;
+}
+
 /* The receiver has not loaded the package, only the ried: trust mode links
  * the injected code from the symbol names of the first frame. */
 TEST_P(ifunc_procs, trust_mode_remote_linking_without_package)

@@ -13,6 +13,9 @@
  *   share/twochains/<pkg>/jam_<name>.bin    tc_jam_file_header_t + span
  *   share/twochains/<pkg>/jam_<name>.elf    linked span with its relocations
  *                                           (re-checked by `verify`)
+ *   share/twochains/<pkg>/jam_<name>.<triple>.bc
+ *                                           the jam as LLVM bitcode for one
+ *                                           target triple (`--portable`)
  *
  * ---------------------------------------------------------------------------
  * The injectable span: the bytes a sender ships, position independent.
@@ -122,15 +125,34 @@ _Static_assert(sizeof(tc_jam_preamble_t) == TC_JAM_PREAMBLE_SIZE, "preamble");
  *                                              (one line; ids 0..n-1, sorted)
  *   extern <element id> <GOT index> <symbol>  (num_externals per element,
  *                                              after its element line)
+ *   portable <element id> <triple> <bc_size> <bc_hash 16 hex>
+ *            <num_externals> <file>        (one line; 0..TC_JAM_PORTABLE_MAX
+ *                                              per element, after its extern
+ *                                              lines, one per triple)
+ *   pextern <element id> <triple> <index> <symbol>
+ *                                             (num_externals per portable
+ *                                              record, right after it)
  *   end
  *
- * A C11 reader: fgets, then tc_jam_manifest_element_parse() for element
- * records (the one parser of them in C) and sscanf for the others.
+ * A portable record names the element compiled to LLVM bitcode for one
+ * target triple (as given to `twochains-pkg --portable`, e.g.
+ * aarch64-linux-gnu): <file> is jam_<name>.<triple>.bc, bc_size its size in
+ * bytes and bc_hash the FNV-1a 64 of all its bytes. Its pextern lines are
+ * the symbols the bitcode leaves undefined, sorted by name: what a receiver
+ * that compiles it must provide. The bitcode comes from clang 14: a bitcode
+ * reader reads its own LLVM release's bitcode and older ones' only. A
+ * package built without --portable has no portable records.
+ *
+ * A C11 reader: fgets, then tc_jam_manifest_element_parse() and
+ * tc_jam_manifest_portable_parse() for element and portable records (the
+ * one parser of each in C) and sscanf for the others.
  */
 #define TC_PKG_MANIFEST_MAGIC   "tc-manifest"
 #define TC_PKG_MANIFEST_VERSION 1
 #define TC_PKG_MANIFEST_NAME    "manifest"
 #define TC_PKG_MANIFEST_PATH_MAX 1024u   /* file[] size, NUL included */
+#define TC_JAM_TRIPLE_MAX       64       /* triple[] size, NUL included */
+#define TC_JAM_PORTABLE_MAX     4u       /* portable records per element */
 
 /* One element record of a manifest, as twochains-pkg writes it. */
 typedef struct tc_jam_manifest_element {
@@ -155,6 +177,25 @@ static inline int tc_jam_manifest_element_parse(const char *line,
                   e->name, &e->span_size, &e->span_hash, &e->got_slot_offset,
                   &e->entry_offset, &e->data_offset, &e->flags, &e->num_externals,
                   e->file) == 10;
+}
+
+/* One portable record of a manifest, as twochains-pkg writes it. */
+typedef struct tc_jam_manifest_portable {
+    unsigned element_id;
+    char     triple[TC_JAM_TRIPLE_MAX];
+    unsigned bc_size;
+    uint64_t bc_hash;
+    unsigned num_externals;
+    char     file[TC_PKG_MANIFEST_PATH_MAX];  /* relative to the manifest */
+} tc_jam_manifest_portable_t;
+
+/* 1 if @a line is a portable record, its fields in @a p; 0 if it is not.
+ * The fields' ranges are the reader's to check against its own limits. */
+static inline int tc_jam_manifest_portable_parse(const char *line,
+                                                 tc_jam_manifest_portable_t *p)
+{
+    return sscanf(line, "portable %u %63s %u %" SCNx64 " %u %1023s", &p->element_id,
+                  p->triple, &p->bc_size, &p->bc_hash, &p->num_externals, p->file) == 6;
 }
 
 #ifdef __cplusplus

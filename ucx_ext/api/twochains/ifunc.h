@@ -37,6 +37,7 @@
 #include <twochains/bootstrap.h>
 #include <twochains/progress.h>
 #include <ucp/api/ucp.h>
+#include <ucs/config/types.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -88,6 +89,11 @@ typedef enum tc_ifunc_mode {
     TC_IFUNC_MODE_INJECTED, /**< the code in every frame */
     TC_IFUNC_MODE_CACHED,   /**< the code in the first frame to each peer,
                                  then only its hash */
+    TC_IFUNC_MODE_PORTABLE, /**< the jam's LLVM bitcode in every frame; the
+                                 receiver compiles it once per hash for its
+                                 own CPU (mailboxes only) */
+    TC_IFUNC_MODE_PORTABLE_CACHED, /**< the bitcode in the first frame to each
+                                 peer, then only its hash */
     TC_IFUNC_MODE_LAST
 } tc_ifunc_mode_t;
 
@@ -110,6 +116,9 @@ typedef enum tc_ifunc_reject {
     TC_IFUNC_REJECT_LINK,          /**< no GOT table: symbols missing or unresolved */
     TC_IFUNC_REJECT_PLACEMENT,     /**< cannot place (writable data in W^X mode) */
     TC_IFUNC_REJECT_RESOURCE,      /**< code cache full or mapping failed */
+    TC_IFUNC_REJECT_BITCODE,       /**< Portable: not bitcode, no entry, or not compilable */
+    TC_IFUNC_REJECT_TRIPLE,        /**< Portable: a module for another architecture */
+    TC_IFUNC_REJECT_EXTERNAL,      /**< Portable: an external unresolved or not allowed */
     TC_IFUNC_REJECT_LAST
 } tc_ifunc_reject_t;
 
@@ -118,6 +127,7 @@ typedef enum tc_ifunc_frame_kind {
     TC_IFUNC_FRAME_LOCAL,
     TC_IFUNC_FRAME_INJECTED,
     TC_IFUNC_FRAME_CACHED,
+    TC_IFUNC_FRAME_PORTABLE,
     TC_IFUNC_FRAME_KIND_LAST
 } tc_ifunc_frame_kind_t;
 
@@ -165,6 +175,16 @@ unsigned tc_ifunc_pkg_element_count(tc_ifunc_pkg_h pkg);
 /** Element id of jam @a name; UCS_ERR_NO_ELEM when the package has none. */
 ucs_status_t tc_ifunc_pkg_element(tc_ifunc_pkg_h pkg, const char *name,
                                   uint32_t *id_p);
+
+/**
+ * Compile, for this host, every module of @a pkg's Portable jams now, and
+ * wait for them (up to @a timeout_s): a receiver that calls it before its
+ * peers send never makes a ring wait for a compile on a first Portable
+ * frame. The modules are the package's own (what `verify` would compile).
+ * @return UCS_OK, UCS_ERR_TIMED_OUT, or UCS_ERR_INVALID_PARAM if one does
+ *         not compile here (logged with the reason).
+ */
+ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s);
 
 /** A symbol of the package's rieds (or the process), e.g. receiver state. */
 void *tc_ifunc_pkg_symbol(tc_ifunc_pkg_h pkg, const char *symbol);
@@ -330,6 +350,12 @@ typedef struct tc_ifunc_stats {
                                          what we sent them (read so twice): their
                                          fault; sends to them fail with
                                          UCS_ERR_REJECTED from then on */
+    /* receiver, Portable frames */
+    uint64_t portable_compiles;     /**< modules compiled here (once per hash) */
+    double   portable_compile_s;    /**< time the compile thread spent on them */
+    uint64_t portable_waits;        /**< polls that found the head frame's
+                                         module still compiling (its ring waits,
+                                         the others go on) */
 } tc_ifunc_stats_t;
 
 void tc_ifunc_mailbox_stats(tc_ifunc_mailbox_h mbox, tc_ifunc_stats_t *stats);
@@ -425,6 +451,8 @@ typedef struct tc_ifunc_config {
                                              checked, in one put (signal check) */
     unsigned             poll_progress; /**< ucp_poll_ifunc: progress the context's
                                              worker every this many empty polls */
+    ucs_config_names_array_t portable_allow; /**< libc functions Portable jams may call */
+    unsigned             portable_code; /**< compiled modules kept per process */
 } tc_ifunc_config_t;
 
 ucs_status_t tc_ifunc_config_read(tc_ifunc_config_t *config);

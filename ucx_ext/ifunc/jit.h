@@ -1,0 +1,90 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * The receiver's compiler of Portable jams: LLVM bitcode in, the host's
+ * machine code out (ORC LLJIT, jit_orc.c). It lives in a module of its own,
+ * libtwochains_jit.so, linked with libLLVM-14 and loaded (portable.c) on the
+ * first Portable frame or prepare call, so that a process that never sees
+ * one never maps LLVM. This header is the whole interface between the two;
+ * no LLVM type crosses it.
+ *
+ * What compile promises (each failure is a reject reason and a detail that
+ * names the cause):
+ *  - the bytes compiled are the caller's, which the caller has already
+ *    copied out of peer-writable memory and hashed (copy, verify, run);
+ *  - TC_IFUNC_REJECT_BITCODE: the bytes do not parse, or the module does not
+ *    define @a entry, or keeps writable globals (the jam contract gives
+ *    every message fresh globals, which compiled code cannot);
+ *  - TC_IFUNC_REJECT_TRIPLE: the module is for another architecture;
+ *  - TC_IFUNC_REJECT_EXTERNAL: an external the module names (a function or
+ *    a global it declares) that @a resolve refuses -- unresolved, or not on
+ *    the allow-list; or a library call that code generation adds and the
+ *    JIT does not provide. The module never links against anything else:
+ *    the JIT has no generator that searches the process;
+ *  - the code is placed by the JIT's memory manager, written while
+ *    read+write and made read+execute before it runs (W^X);
+ *  - only @a entry is callable from outside: every other definition of the
+ *    module is made internal, so two jams with equal helper names, or two
+ *    versions of one jam, never bind to each other.
+ *
+ * Threads: create/destroy once per process; compile and release from one
+ * thread at a time (the compile thread); entry points are called from any.
+ */
+#ifndef TC_IFUNC_JIT_H_
+#define TC_IFUNC_JIT_H_
+
+#include <twochains/ifunc.h>
+
+#include <stddef.h>
+
+BEGIN_C_DECLS
+
+typedef struct tc_jit      tc_jit_t;
+typedef struct tc_jit_code tc_jit_code_t;
+
+/* Address of external @a name for a jam, or NULL with the reason written
+ * into @a why ("not on the allow-list", "unresolved") */
+typedef void *(*tc_jit_resolve_fn_t)(void *arg, const char *name, char *why,
+                                     size_t why_len);
+
+#define TC_JIT_OPS_VERSION 1u
+#define TC_JIT_OPS_SYMBOL  "tc_jit_orc_ops"
+#define TC_JIT_MODULE_NAME "libtwochains_jit.so"
+
+typedef struct tc_jit_ops {
+    unsigned version;   /* TC_JIT_OPS_VERSION */
+
+    /* @a err: why not (no target for this host, ...) */
+    ucs_status_t (*create)(tc_jit_t **jit_p, char *err, size_t err_len);
+    void (*destroy)(tc_jit_t *jit);
+
+    /* The triple the JIT compiles for, e.g. "x86_64-unknown-linux-gnu" */
+    const char *(*host_triple)(const tc_jit_t *jit);
+
+    tc_ifunc_reject_t (*compile)(tc_jit_t *jit, const void *bitcode, size_t size,
+                                 const char *entry, tc_jit_resolve_fn_t resolve,
+                                 void *resolve_arg, tc_jit_code_t **code_p,
+                                 char *detail, size_t detail_len);
+
+    /* tc_jam_main_fn_t of compiled code */
+    void *(*entry)(const tc_jit_code_t *code);
+
+    /* Free the code's memory; nothing may run it any more */
+    void (*release)(tc_jit_t *jit, tc_jit_code_t *code);
+} tc_jit_ops_t;
+
+/* The architecture part of a target triple ("x86_64", "aarch64"), the only
+ * part two triples of one Linux host may differ in besides the vendor */
+static inline size_t tc_jit_triple_arch_len(const char *triple)
+{
+    size_t n = 0;
+
+    while ((triple[n] != '\0') && (triple[n] != '-')) {
+        ++n;
+    }
+    return n;
+}
+
+END_C_DECLS
+
+#endif

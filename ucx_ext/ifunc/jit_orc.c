@@ -1,0 +1,398 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Portable jams compiled with LLVM 14's ORC LLJIT, through LLVM's C API
+ * (the interface and its promises: jit.h). Built as libtwochains_jit.so.
+ *
+ * Invariants:
+ *  - one LLJIT per process, one JITDylib (the main one). Every module is
+ *    rewritten before it is added so that nothing of it can clash with or
+ *    bind to another: its entry gets a name unique in the process
+ *    (__tc_jit_<n>), its other definitions become internal, and each
+ *    external it declares is renamed __tc_ext_<address>, after the resolver
+ *    gave that address. The JITDylib defines exactly those __tc_ext_ names
+ *    (absolute symbols, each once) and the library calls code generation
+ *    may emit (memcpy, memmove, memset): no generator searches the process,
+ *    so a symbol nobody allowed is a link error, never a silent binding;
+ *  - each module has its own resource tracker: release frees its code;
+ *  - the host is detected once (CPU and features), the code is for it.
+ */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "jit.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+
+#include <ucs/datastruct/khash.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+KHASH_SET_INIT_INT64(tc_jit_addr)
+
+struct tc_jit {
+    LLVMOrcLLJITRef    lljit;
+    LLVMOrcJITDylibRef dylib;
+    khash_t(tc_jit_addr) externals;  /* addresses defined as __tc_ext_<addr> */
+    uint64_t           next_id;
+    char               *triple;
+};
+
+struct tc_jit_code {
+    LLVMOrcResourceTrackerRef tracker;
+    void                      *entry;
+};
+
+/* Library calls that code generation emits for memory intrinsics: the one
+ * set of externals no module declares, so no resolver sees them */
+static const char *const tc_jit_codegen_calls[] = {"memcpy", "memmove", "memset"};
+
+static void tc_jit_error_text(LLVMErrorRef err, const char *what, char *out, size_t len)
+{
+    char *msg = LLVMGetErrorMessage(err);   /* consumes err */
+
+    snprintf(out, len, "%s: %s", what, msg);
+    LLVMDisposeErrorMessage(msg);
+}
+
+/* LLVM's default handler ends the process on an error diagnostic (a bitcode
+ * reader's, for a module that does not parse): a peer's bytes must never do
+ * that, so the context keeps the first message for the reject's detail */
+typedef struct tc_jit_diag {
+    char text[160];
+} tc_jit_diag_t;
+
+static void tc_jit_diag_handler(LLVMDiagnosticInfoRef info, void *arg)
+{
+    tc_jit_diag_t *diag = arg;
+    char *msg;
+
+    if ((diag->text[0] == '\0') && (LLVMGetDiagInfoSeverity(info) == LLVMDSError)) {
+        msg = LLVMGetDiagInfoDescription(info);
+        snprintf(diag->text, sizeof(diag->text), "%s", msg);
+        LLVMDisposeMessage(msg);
+    }
+}
+
+static void tc_jit_init_target(void)
+{
+#if defined(__x86_64__)
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+#elif defined(__aarch64__)
+    LLVMInitializeAArch64TargetInfo();
+    LLVMInitializeAArch64Target();
+    LLVMInitializeAArch64TargetMC();
+    LLVMInitializeAArch64AsmPrinter();
+#else
+#  error "the portable JIT knows x86_64 and aarch64"
+#endif
+}
+
+static LLVMErrorRef tc_jit_define_absolute(tc_jit_t *jit, const char *name, void *addr)
+{
+    LLVMJITCSymbolMapPair pair;
+
+    pair.Name                     = LLVMOrcLLJITMangleAndIntern(jit->lljit, name);
+    pair.Sym.Address              = (LLVMOrcJITTargetAddress)(uintptr_t)addr;
+    pair.Sym.Flags.GenericFlags   = LLVMJITSymbolGenericFlagsExported |
+                                    LLVMJITSymbolGenericFlagsCallable;
+    pair.Sym.Flags.TargetFlags    = 0;
+    return LLVMOrcJITDylibDefine(jit->dylib, LLVMOrcAbsoluteSymbols(&pair, 1));
+}
+
+static ucs_status_t tc_jit_create(tc_jit_t **jit_p, char *err, size_t err_len)
+{
+    LLVMErrorRef lerr;
+    tc_jit_t *jit;
+    unsigned i;
+
+    tc_jit_init_target();
+    jit = calloc(1, sizeof(*jit));
+    if (jit == NULL) {
+        snprintf(err, err_len, "no memory");
+        return UCS_ERR_NO_MEMORY;
+    }
+    kh_init_inplace(tc_jit_addr, &jit->externals);
+    /* a NULL builder: LLJIT's defaults, a target machine for the host CPU
+     * and its features, RuntimeDyld with a section memory manager (W^X) */
+    lerr = LLVMOrcCreateLLJIT(&jit->lljit, NULL);
+    if (lerr != NULL) {
+        tc_jit_error_text(lerr, "creating the ORC LLJIT", err, err_len);
+        goto err_free;
+    }
+    jit->dylib  = LLVMOrcLLJITGetMainJITDylib(jit->lljit);
+    jit->triple = strdup(LLVMOrcLLJITGetTripleString(jit->lljit));
+    if (jit->triple == NULL) {
+        snprintf(err, err_len, "no memory");
+        goto err_jit;
+    }
+    for (i = 0; i < sizeof(tc_jit_codegen_calls) / sizeof(tc_jit_codegen_calls[0]); ++i) {
+        lerr = tc_jit_define_absolute(jit, tc_jit_codegen_calls[i],
+                                      (i == 0) ? (void*)memcpy :
+                                      (i == 1) ? (void*)memmove : (void*)memset);
+        if (lerr != NULL) {
+            tc_jit_error_text(lerr, "defining the code generator's calls", err, err_len);
+            goto err_triple;
+        }
+    }
+    *jit_p = jit;
+    return UCS_OK;
+
+err_triple:
+    free(jit->triple);
+err_jit:
+    LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
+err_free:
+    kh_destroy_inplace(tc_jit_addr, &jit->externals);
+    free(jit);
+    return UCS_ERR_UNSUPPORTED;
+}
+
+static void tc_jit_destroy(tc_jit_t *jit)
+{
+    LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
+    kh_destroy_inplace(tc_jit_addr, &jit->externals);
+    free(jit->triple);
+    free(jit);
+}
+
+static const char *tc_jit_host_triple(const tc_jit_t *jit)
+{
+    return jit->triple;
+}
+
+static int tc_jit_is_llvm_name(const char *name)
+{
+    return strncmp(name, "llvm.", 5) == 0;
+}
+
+/* Bind the external @a value (a declaration named @a name) to the address
+ * the resolver gives: rename it __tc_ext_<address>, defined once */
+static tc_ifunc_reject_t tc_jit_bind_external(tc_jit_t *jit, LLVMValueRef value,
+                                              tc_jit_resolve_fn_t resolve, void *arg,
+                                              char *detail, size_t detail_len)
+{
+    char name[256], alias[40], why[96];
+    size_t len;
+    const char *n = LLVMGetValueName2(value, &len);
+    LLVMErrorRef lerr;
+    void *addr;
+    int ret;
+
+    if (len >= sizeof(name)) {
+        snprintf(detail, detail_len, "an external name of %zu bytes", len);
+        return TC_IFUNC_REJECT_EXTERNAL;
+    }
+    memcpy(name, n, len);
+    name[len] = '\0';
+    why[0]    = '\0';
+    addr      = resolve(arg, name, why, sizeof(why));
+    if (addr == NULL) {
+        snprintf(detail, detail_len, "external '%s' %s", name,
+                 (why[0] != '\0') ? why : "is unresolved");
+        return TC_IFUNC_REJECT_EXTERNAL;
+    }
+    snprintf(alias, sizeof(alias), "__tc_ext_%" PRIxPTR, (uintptr_t)addr);
+    LLVMSetValueName2(value, alias, strlen(alias));
+    kh_put(tc_jit_addr, &jit->externals, (uint64_t)(uintptr_t)addr, &ret);
+    if (ret < 0) {
+        snprintf(detail, detail_len, "no memory");
+        return TC_IFUNC_REJECT_RESOURCE;
+    }
+    if (ret > 0) {
+        lerr = tc_jit_define_absolute(jit, alias, addr);
+        if (lerr != NULL) {
+            tc_jit_error_text(lerr, "defining an external", detail, detail_len);
+            return TC_IFUNC_REJECT_RESOURCE;
+        }
+    }
+    return TC_IFUNC_REJECT_NONE;
+}
+
+/* Check and rewrite a parsed module (see the invariants at the top) */
+static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
+                                        const char *entry, const char *unique,
+                                        tc_jit_resolve_fn_t resolve, void *arg,
+                                        char *detail, size_t detail_len)
+{
+    const char *mod_triple = LLVMGetTarget(mod);
+    size_t arch_len        = tc_jit_triple_arch_len(jit->triple);
+    LLVMValueRef fn, gv, main_fn = NULL;
+    tc_ifunc_reject_t reason;
+    const char *name;
+    size_t len;
+
+    if ((tc_jit_triple_arch_len(mod_triple) != arch_len) ||
+        (strncmp(mod_triple, jit->triple, arch_len) != 0)) {
+        snprintf(detail, detail_len, "a module for '%s' on a '%s' host", mod_triple,
+                 jit->triple);
+        return TC_IFUNC_REJECT_TRIPLE;
+    }
+    if (LLVMGetModuleInlineAsm(mod, &len) != NULL && len != 0) {
+        snprintf(detail, detail_len, "module-level inline assembly");
+        return TC_IFUNC_REJECT_BITCODE;
+    }
+
+    for (gv = LLVMGetFirstGlobal(mod); gv != NULL; gv = LLVMGetNextGlobal(gv)) {
+        name = LLVMGetValueName2(gv, &len);
+        if (tc_jit_is_llvm_name(name)) {
+            continue;
+        }
+        if (LLVMIsDeclaration(gv)) {
+            reason = tc_jit_bind_external(jit, gv, resolve, arg, detail, detail_len);
+            if (reason != TC_IFUNC_REJECT_NONE) {
+                return reason;
+            }
+        } else if (!LLVMIsGlobalConstant(gv)) {
+            snprintf(detail, detail_len, "writable global '%.*s' (a jam's globals start "
+                     "fresh with every message; compiled code cannot do that)",
+                     (int)len, name);
+            return TC_IFUNC_REJECT_BITCODE;
+        } else {
+            LLVMSetLinkage(gv, LLVMInternalLinkage);
+        }
+    }
+
+    for (fn = LLVMGetFirstFunction(mod); fn != NULL; fn = LLVMGetNextFunction(fn)) {
+        name = LLVMGetValueName2(fn, &len);
+        if (LLVMGetIntrinsicID(fn) != 0) {
+            continue;   /* lowered inline, or to memcpy/memmove/memset */
+        }
+        if (LLVMIsDeclaration(fn)) {
+            reason = tc_jit_bind_external(jit, fn, resolve, arg, detail, detail_len);
+            if (reason != TC_IFUNC_REJECT_NONE) {
+                return reason;
+            }
+        } else if ((strlen(entry) == len) && (memcmp(name, entry, len) == 0)) {
+            main_fn = fn;
+        } else {
+            LLVMSetLinkage(fn, LLVMInternalLinkage);
+        }
+    }
+    if (main_fn == NULL) {
+        snprintf(detail, detail_len, "the module does not define '%s'", entry);
+        return TC_IFUNC_REJECT_BITCODE;
+    }
+    LLVMSetValueName2(main_fn, unique, strlen(unique));
+    LLVMSetLinkage(main_fn, LLVMExternalLinkage);
+    LLVMSetVisibility(main_fn, LLVMDefaultVisibility);
+    return TC_IFUNC_REJECT_NONE;
+}
+
+static tc_ifunc_reject_t tc_jit_compile(tc_jit_t *jit, const void *bitcode, size_t size,
+                                        const char *entry, tc_jit_resolve_fn_t resolve,
+                                        void *resolve_arg, tc_jit_code_t **code_p,
+                                        char *detail, size_t detail_len)
+{
+    LLVMOrcThreadSafeContextRef tsc;
+    LLVMOrcThreadSafeModuleRef tsm;
+    LLVMOrcJITTargetAddress addr;
+    LLVMMemoryBufferRef buf;
+    tc_ifunc_reject_t reason;
+    LLVMModuleRef mod = NULL;
+    tc_jit_diag_t diag = {""};
+    LLVMContextRef ctx;
+    LLVMErrorRef lerr;
+    tc_jit_code_t *code;
+    char unique[40], *msg;
+
+    code = calloc(1, sizeof(*code));
+    if (code == NULL) {
+        snprintf(detail, detail_len, "no memory");
+        return TC_IFUNC_REJECT_RESOURCE;
+    }
+    tsc = LLVMOrcCreateNewThreadSafeContext();
+    ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+    LLVMContextSetDiagnosticHandler(ctx, tc_jit_diag_handler, &diag);
+    /* LLVM reads the buffer in place: @a bitcode is the caller's private copy */
+    buf = LLVMCreateMemoryBufferWithMemoryRange(bitcode, size, "tc-portable-jam", 0);
+    if (LLVMParseBitcodeInContext2(ctx, buf, &mod)) {
+        snprintf(detail, detail_len, "%zu bytes that are not LLVM 14 bitcode (%s)", size,
+                 (diag.text[0] != '\0') ? diag.text : "no reason given");
+        reason = TC_IFUNC_REJECT_BITCODE;
+        goto out_buf;
+    }
+    snprintf(unique, sizeof(unique), "__tc_jit_%" PRIu64, jit->next_id++);
+    reason = tc_jit_rewrite(jit, mod, entry, unique, resolve, resolve_arg, detail,
+                            detail_len);
+    if (reason != TC_IFUNC_REJECT_NONE) {
+        LLVMDisposeModule(mod);
+        goto out_buf;
+    }
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        snprintf(detail, detail_len, "invalid module: %s", msg);
+        LLVMDisposeMessage(msg);
+        LLVMDisposeModule(mod);
+        reason = TC_IFUNC_REJECT_BITCODE;
+        goto out_buf;
+    }
+
+    code->tracker = LLVMOrcJITDylibCreateResourceTracker(jit->dylib);
+    tsm           = LLVMOrcCreateNewThreadSafeModule(mod, tsc);   /* owns mod */
+    lerr          = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit->lljit, code->tracker, tsm);
+    if (lerr != NULL) {
+        LLVMOrcDisposeThreadSafeModule(tsm);
+        tc_jit_error_text(lerr, "adding the module", detail, detail_len);
+        reason = TC_IFUNC_REJECT_BITCODE;
+        goto out_tracker;
+    }
+    /* the lookup compiles: code generation and linking happen here */
+    lerr = LLVMOrcLLJITLookup(jit->lljit, &addr, unique);
+    if (lerr != NULL) {
+        tc_jit_error_text(lerr, "compiling", detail, detail_len);
+        reason = (strstr(detail, "not found") != NULL) ? TC_IFUNC_REJECT_EXTERNAL :
+                                                         TC_IFUNC_REJECT_BITCODE;
+        goto out_tracker;
+    }
+    code->entry = (void*)(uintptr_t)addr;
+    *code_p     = code;
+    reason      = TC_IFUNC_REJECT_NONE;
+    goto out_buf;
+
+out_tracker:
+    LLVMConsumeError(LLVMOrcResourceTrackerRemove(code->tracker));
+    LLVMOrcReleaseResourceTracker(code->tracker);
+out_buf:
+    LLVMDisposeMemoryBuffer(buf);
+    LLVMOrcDisposeThreadSafeContext(tsc);   /* the module, if added, holds its own */
+    if (reason != TC_IFUNC_REJECT_NONE) {
+        free(code);
+    }
+    return reason;
+}
+
+static void *tc_jit_entry(const tc_jit_code_t *code)
+{
+    return code->entry;
+}
+
+static void tc_jit_release(tc_jit_t *jit, tc_jit_code_t *code)
+{
+    (void)jit;
+    LLVMConsumeError(LLVMOrcResourceTrackerRemove(code->tracker));
+    LLVMOrcReleaseResourceTracker(code->tracker);
+    free(code);
+}
+
+const tc_jit_ops_t tc_jit_orc_ops = {
+    .version     = TC_JIT_OPS_VERSION,
+    .create      = tc_jit_create,
+    .destroy     = tc_jit_destroy,
+    .host_triple = tc_jit_host_triple,
+    .compile     = tc_jit_compile,
+    .entry       = tc_jit_entry,
+    .release     = tc_jit_release
+};

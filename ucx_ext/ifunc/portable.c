@@ -1,0 +1,584 @@
+/**
+ * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
+ *
+ * Portable frames at the receiver: the process's table of compiled
+ * modules, the compile thread that fills it, and the run of a Portable
+ * frame from a mailbox ring.
+ *
+ * Threads: polling threads (any number of mailboxes) look entries up and
+ * queue compiles under tc_portable.lock; one compile thread, started with
+ * the first compile, loads the JIT module (jit.h), compiles, and publishes
+ * each result with a release store of the entry's state. A poll never waits
+ * for a compile: the ring whose head frame needs it returns "pending" (and
+ * does not count towards its trailer timeout) until the state is final, so
+ * every other ring, the progress engine and whatever it drives (heartbeats)
+ * go on meanwhile.
+ *
+ * Invariants:
+ *  - copy, then verify, then compile: in `verify` the frame's bitcode is
+ *    never read; the receiver compiles its own package's module whose
+ *    manifest hash the frame names, re-hashing the bytes it read from the
+ *    file. In `trust` the module is copied out of the slot once, the copy is
+ *    hashed and must match the frame's code_hash, and only the copy is
+ *    compiled. So what runs was compiled from bytes only we could write;
+ *  - one entry per bitcode hash, compiled once; an entry's state goes
+ *    COMPILING -> READY or FAILED, once. A FAILED entry rejects every later
+ *    frame naming that hash with the same reason, so a bad module costs one
+ *    compile, not one per frame;
+ *  - externals resolve only to UCX_TC_IFUNC_PORTABLE_ALLOW (from the
+ *    process) and to the symbols of registered packages' rieds;
+ *  - entries are never freed while the process runs (rings name them for
+ *    Cached frames); the table is bounded by UCX_TC_IFUNC_PORTABLE_CODE.
+ */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE   /* dladdr: where this library is, to find the JIT beside it */
+#endif
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ifunc_int.h"
+#include "jit.h"
+
+#include <base/debug.h>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+KHASH_MAP_INIT_INT64(tc_portable, tc_portable_code_t*)
+
+static struct {
+    pthread_mutex_t     lock;
+    pthread_cond_t      cond;          /* a job was queued, or one finished */
+    khash_t(tc_portable) table;        /* hash -> entry */
+    int                 table_init;
+    tc_portable_code_t  *jobs;         /* FIFO of COMPILING entries */
+    tc_portable_code_t  **jobs_tail;
+    int                 thread_started;
+    const tc_jit_ops_t  *ops;          /* compile thread only, after loading */
+    tc_jit_t            *jit;
+    char                jit_error[192]; /* why there is no JIT, once known */
+} tc_portable = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .cond = PTHREAD_COND_INITIALIZER
+};
+
+const char *tc_portable_host_triple(void)
+{
+#if defined(__x86_64__)
+    return "x86_64-linux-gnu";
+#elif defined(__aarch64__)
+    return "aarch64-linux-gnu";
+#else
+    return "unknown";
+#endif
+}
+
+/* ---- the compile thread ---- */
+
+/* libtwochains_jit.so beside this library (installed: both in libdir; in
+ * the build tree: both in ucx_ext/.libs), unless it is linked in already */
+static const tc_jit_ops_t *tc_portable_load_jit(char *err, size_t err_len)
+{
+    char path[PATH_MAX], dir[PATH_MAX];
+    const tc_jit_ops_t *ops;
+    Dl_info info;
+    void *module;
+
+    ops = dlsym(RTLD_DEFAULT, TC_JIT_OPS_SYMBOL);
+    if (ops == NULL) {
+        if ((dladdr((void*)tc_portable_load_jit, &info) == 0) ||
+            (info.dli_fname == NULL)) {
+            snprintf(err, err_len, "cannot locate libtwochains itself");
+            return NULL;
+        }
+        snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+        snprintf(path, sizeof(path), "%s/%s", dirname(dir), TC_JIT_MODULE_NAME);
+        module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (module == NULL) {
+            snprintf(err, err_len, "cannot load the JIT: %s", dlerror());
+            return NULL;
+        }
+        ops = dlsym(module, TC_JIT_OPS_SYMBOL);
+        if (ops == NULL) {
+            snprintf(err, err_len, "%s has no %s", path, TC_JIT_OPS_SYMBOL);
+            return NULL;
+        }
+    }
+    if (ops->version != TC_JIT_OPS_VERSION) {
+        snprintf(err, err_len, "JIT interface version %u, expected %u", ops->version,
+                 TC_JIT_OPS_VERSION);
+        return NULL;
+    }
+    return ops;
+}
+
+static int tc_portable_allowed(const char *name)
+{
+    const ucs_config_names_array_t *allow = &tc_ifunc_config_get()->portable_allow;
+    unsigned i;
+
+    for (i = 0; i < allow->count; ++i) {
+        if (strcmp(allow->names[i], name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void *tc_portable_resolve(void *arg, const char *name, char *why, size_t why_len)
+{
+    void *addr;
+
+    (void)arg;
+    addr = tc_ifunc_ried_symbol(name);
+    if (addr != NULL) {
+        return addr;
+    }
+    if (!tc_portable_allowed(name)) {
+        snprintf(why, why_len, "is neither a ried symbol of a registered package nor "
+                 "in UCX_TC_IFUNC_PORTABLE_ALLOW");
+        return NULL;
+    }
+    addr = dlsym(RTLD_DEFAULT, name);
+    if (addr == NULL) {
+        snprintf(why, why_len, "is allowed but not in the process");
+    }
+    return addr;
+}
+
+uint8_t *tc_portable_read_module(const char *path, uint64_t hash, size_t *size_p,
+                                 char *detail, size_t detail_len)
+{
+    struct stat st;
+    uint8_t *buf;
+    ssize_t got;
+    size_t done = 0;
+    int fd;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(detail, detail_len, "cannot open %s", path);
+        return NULL;
+    }
+    if ((fstat(fd, &st) != 0) || !S_ISREG(st.st_mode) ||
+        (st.st_size > TC_FRAME_CODE_MAX) || (st.st_size == 0)) {
+        snprintf(detail, detail_len, "%s is not a module file", path);
+        close(fd);
+        return NULL;
+    }
+    buf = malloc(st.st_size);
+    while ((buf != NULL) && (done < (size_t)st.st_size)) {
+        got = read(fd, buf + done, st.st_size - done);
+        if (got <= 0) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        done += got;
+    }
+    close(fd);
+    if (buf == NULL) {
+        snprintf(detail, detail_len, "cannot read %s", path);
+        return NULL;
+    }
+    if (tc_fnv1a64(buf, done) != hash) {
+        snprintf(detail, detail_len, "%s no longer hashes to %016" PRIx64
+                 " (changed since the package was loaded)", path, hash);
+        free(buf);
+        return NULL;
+    }
+    *size_p = done;
+    return buf;
+}
+
+static void tc_portable_compile(tc_portable_code_t *entry)
+{
+    tc_ifunc_reject_t reason = TC_IFUNC_REJECT_RESOURCE;
+    uint8_t *bitcode         = entry->bitcode;
+    size_t size              = entry->bitcode_size;
+    tc_jit_code_t *code      = NULL;
+    double start             = tc_ifunc_now();
+
+    if ((tc_portable.ops == NULL) && (tc_portable.jit_error[0] == '\0')) {
+        tc_portable.ops = tc_portable_load_jit(tc_portable.jit_error,
+                                               sizeof(tc_portable.jit_error));
+        if ((tc_portable.ops != NULL) &&
+            (tc_portable.ops->create(&tc_portable.jit, tc_portable.jit_error,
+                                     sizeof(tc_portable.jit_error)) != UCS_OK)) {
+            tc_portable.ops = NULL;
+        }
+        if (tc_portable.ops == NULL) {
+            ucs_error("ifunc: Portable frames cannot run here: %s", tc_portable.jit_error);
+        }
+    }
+    if (tc_portable.ops == NULL) {
+        snprintf(entry->detail, sizeof(entry->detail), "no JIT: %.180s",
+                 tc_portable.jit_error);
+    } else {
+        if (bitcode == NULL) {
+            bitcode = tc_portable_read_module(entry->path, entry->hash, &size,
+                                              entry->detail, sizeof(entry->detail));
+            reason  = TC_IFUNC_REJECT_HASH;
+        }
+        if (bitcode != NULL) {
+            reason = tc_portable.ops->compile(tc_portable.jit, bitcode, size,
+                                              entry->entry_name, tc_portable_resolve,
+                                              NULL, &code, entry->detail,
+                                              sizeof(entry->detail));
+        }
+    }
+    if (bitcode != entry->bitcode) {
+        free(bitcode);
+    }
+    free(entry->bitcode);
+    free(entry->path);
+    entry->bitcode   = NULL;
+    entry->path      = NULL;
+    entry->compile_s = tc_ifunc_now() - start;
+    if (reason == TC_IFUNC_REJECT_NONE) {
+        entry->jit_code   = code;
+        entry->entry.code = tc_portable.ops->entry(code);
+        ucs_debug("ifunc: compiled module %016" PRIx64 " (%s) in %.3f ms", entry->hash,
+                  entry->entry_name, entry->compile_s * 1e3);
+    }
+    entry->reason = reason;
+    __atomic_store_n(&entry->state,
+                     (reason == TC_IFUNC_REJECT_NONE) ? TC_PORTABLE_READY :
+                                                        TC_PORTABLE_FAILED,
+                     __ATOMIC_RELEASE);
+}
+
+static void *tc_portable_thread(void *arg)
+{
+    tc_portable_code_t *entry;
+
+    (void)arg;
+    pthread_mutex_lock(&tc_portable.lock);
+    for (;;) {
+        while (tc_portable.jobs == NULL) {
+            pthread_cond_wait(&tc_portable.cond, &tc_portable.lock);
+        }
+        entry            = tc_portable.jobs;
+        tc_portable.jobs = entry->next_job;
+        if (tc_portable.jobs == NULL) {
+            tc_portable.jobs_tail = &tc_portable.jobs;
+        }
+        pthread_mutex_unlock(&tc_portable.lock);
+        tc_portable_compile(entry);
+        pthread_mutex_lock(&tc_portable.lock);
+        pthread_cond_broadcast(&tc_portable.cond);   /* tc_ifunc_portable_prepare */
+    }
+    return NULL;
+}
+
+/* ---- the table ---- */
+
+/* The entry of @a hash, or a new COMPILING one queued with @a setup's
+ * inputs (which it takes); NULL: table full or no memory (@a detail) */
+static tc_portable_code_t *
+tc_portable_get(uint64_t hash, const tc_portable_code_t *setup, int create,
+                char *detail, size_t detail_len)
+{
+    const tc_ifunc_config_t *config = tc_ifunc_config_get();
+    tc_portable_code_t *entry = NULL;
+    pthread_attr_t attr;
+    pthread_t thread;
+    khiter_t it;
+    int ret;
+
+    pthread_mutex_lock(&tc_portable.lock);
+    if (!tc_portable.table_init) {
+        kh_init_inplace(tc_portable, &tc_portable.table);
+        tc_portable.jobs_tail  = &tc_portable.jobs;
+        tc_portable.table_init = 1;
+    }
+    it = kh_get(tc_portable, &tc_portable.table, hash);
+    if (it != kh_end(&tc_portable.table)) {
+        entry = kh_val(&tc_portable.table, it);
+        goto out;
+    }
+    if (!create) {
+        goto out;
+    }
+    if (kh_size(&tc_portable.table) >= config->portable_code) {
+        snprintf(detail, detail_len, "%u modules compiled already "
+                 "(UCX_TC_IFUNC_PORTABLE_CODE)", kh_size(&tc_portable.table));
+        goto out;
+    }
+    if (!tc_portable.thread_started) {
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        ret = pthread_create(&thread, &attr, tc_portable_thread, NULL);
+        pthread_attr_destroy(&attr);
+        if (ret != 0) {
+            snprintf(detail, detail_len, "cannot start the compile thread");
+            goto out;
+        }
+        tc_portable.thread_started = 1;
+    }
+    entry = malloc(sizeof(*entry));
+    if (entry == NULL) {
+        snprintf(detail, detail_len, "no memory");
+        goto out;
+    }
+    *entry       = *setup;
+    entry->hash  = hash;
+    entry->state = TC_PORTABLE_COMPILING;
+    it = kh_put(tc_portable, &tc_portable.table, hash, &ret);
+    if (ret < 0) {
+        free(entry);
+        entry = NULL;
+        snprintf(detail, detail_len, "no memory");
+        goto out;
+    }
+    kh_val(&tc_portable.table, it) = entry;
+    entry->next_job       = NULL;
+    *tc_portable.jobs_tail = entry;
+    tc_portable.jobs_tail  = &entry->next_job;
+    pthread_cond_broadcast(&tc_portable.cond);
+out:
+    pthread_mutex_unlock(&tc_portable.lock);
+    return entry;
+}
+
+/* tc_portable_get that creates; the inputs of @a setup that the table did
+ * not take (full, or another ring queued the hash first) are freed */
+static tc_portable_code_t *tc_portable_get_or_free(uint64_t hash,
+                                                   tc_portable_code_t *setup,
+                                                   char *detail, size_t detail_len)
+{
+    tc_portable_code_t *entry = tc_portable_get(hash, setup, 1, detail, detail_len);
+
+    if ((entry == NULL) || (entry->bitcode != setup->bitcode) ||
+        (entry->path != setup->path)) {
+        free(setup->bitcode);
+        free(setup->path);
+    }
+    return entry;
+}
+
+/* What a new entry for element @a e's own module needs (verify mode) */
+static tc_ifunc_reject_t tc_portable_own_setup(const tc_ifunc_pkg_h pkg,
+                                               const tc_ifunc_element_t *e,
+                                               uint64_t hash, tc_portable_code_t *setup,
+                                               char *detail, size_t detail_len)
+{
+    const tc_ifunc_portable_bc_t *bc = tc_ifunc_elem_portable(e, tc_portable_host_triple());
+
+    if (bc == NULL) {
+        snprintf(detail, detail_len, "%s.%s has no module for %s", pkg->name, e->name,
+                 tc_portable_host_triple());
+        return TC_IFUNC_REJECT_HASH;
+    }
+    if (bc->bc_hash != hash) {
+        snprintf(detail, detail_len, "module %016" PRIx64 " is not the installed %s.%s "
+                 "for %s (%016" PRIx64 ")", hash, pkg->name, e->name,
+                 tc_portable_host_triple(), bc->bc_hash);
+        return TC_IFUNC_REJECT_HASH;
+    }
+    memset(setup, 0, sizeof(*setup));
+    setup->path = strdup(bc->path);   /* the package may go before the compile */
+    if (setup->path == NULL) {
+        snprintf(detail, detail_len, "no memory");
+        return TC_IFUNC_REJECT_RESOURCE;
+    }
+    snprintf(setup->entry_name, sizeof(setup->entry_name), "%s_main", e->name);
+    setup->entry.pkg_id     = pkg->id;
+    setup->entry.element_id = e->id;
+    return TC_IFUNC_REJECT_NONE;
+}
+
+/* Wait on the table's condition for up to 50 ms, under its lock */
+static void tc_portable_wait_a_little(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 50 * 1000 * 1000;
+    if (ts.tv_nsec >= 1000 * 1000 * 1000) {
+        ts.tv_nsec -= 1000 * 1000 * 1000;
+        ++ts.tv_sec;
+    }
+    pthread_cond_timedwait(&tc_portable.cond, &tc_portable.lock, &ts);
+}
+
+ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
+{
+    double deadline = tc_ifunc_now() + timeout_s;
+    ucs_status_t status = UCS_OK;
+    const tc_ifunc_portable_bc_t *bc;
+    tc_portable_code_t setup, *entry;
+    char detail[192];
+    unsigned i;
+
+    for (i = 0; i < pkg->num_elements; ++i) {
+        bc = tc_ifunc_elem_portable(&pkg->elements[i], tc_portable_host_triple());
+        if (bc == NULL) {
+            continue;
+        }
+        detail[0] = '\0';
+        if ((tc_portable_own_setup(pkg, &pkg->elements[i], bc->bc_hash, &setup, detail,
+                                   sizeof(detail)) != TC_IFUNC_REJECT_NONE) ||
+            (tc_portable_get_or_free(bc->bc_hash, &setup, detail, sizeof(detail)) ==
+             NULL)) {
+            ucs_error("ifunc: cannot prepare %s.%s: %s", pkg->name,
+                      pkg->elements[i].name, detail);
+            return UCS_ERR_NO_RESOURCE;
+        }
+    }
+    /* wait for every one of them */
+    pthread_mutex_lock(&tc_portable.lock);
+    for (i = 0; i < pkg->num_elements; ++i) {
+        bc = tc_ifunc_elem_portable(&pkg->elements[i], tc_portable_host_triple());
+        if (bc == NULL) {
+            continue;
+        }
+        entry = kh_val(&tc_portable.table, kh_get(tc_portable, &tc_portable.table,
+                                                  bc->bc_hash));
+        while (__atomic_load_n(&entry->state, __ATOMIC_ACQUIRE) ==
+               TC_PORTABLE_COMPILING) {
+            if (tc_ifunc_now() > deadline) {
+                pthread_mutex_unlock(&tc_portable.lock);
+                return UCS_ERR_TIMED_OUT;
+            }
+            tc_portable_wait_a_little();
+        }
+        if (entry->state == TC_PORTABLE_FAILED) {
+            ucs_error("ifunc: %s.%s does not compile here: %s: %s", pkg->name,
+                      pkg->elements[i].name, tc_ifunc_reject_name(entry->reason),
+                      entry->detail);
+            status = UCS_ERR_INVALID_PARAM;
+        }
+    }
+    pthread_mutex_unlock(&tc_portable.lock);
+    return status;
+}
+
+/* ---- a Portable frame in a ring ---- */
+
+tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                        const tc_frame_hdr_t *h, uint8_t *slot,
+                                        void *payload, char *detail, size_t detail_len)
+{
+    tc_portable_code_t setup, *entry;
+    const tc_ifunc_element_t *e;
+    tc_ifunc_reject_t reason;
+    const char *name;
+    tc_ifunc_pkg_h pkg;
+    khiter_t it;
+    int state, ret;
+
+    if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
+        snprintf(detail, detail_len, "portable code in local-only mode");
+        return TC_IFUNC_REJECT_DISABLED;
+    }
+    entry = tc_portable_get(h->code_hash, NULL, 0, detail, detail_len);
+    if (entry == NULL) {
+        pkg = tc_ifunc_pkg_find(h->pkg_id);
+        e   = (pkg != NULL) ? tc_ifunc_pkg_elem(pkg, h->element_id) : NULL;
+        if (rx->security == TC_IFUNC_SECURITY_VERIFY) {
+            /* only our own module of that hash: the frame's bytes unread */
+            if (pkg == NULL) {
+                snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
+                return TC_IFUNC_REJECT_UNKNOWN_PKG;
+            }
+            if (e == NULL) {
+                snprintf(detail, detail_len, "package %s has %u elements", pkg->name,
+                         pkg->num_elements);
+                return TC_IFUNC_REJECT_UNKNOWN_ELEMENT;
+            }
+            reason = tc_portable_own_setup(pkg, e, h->code_hash, &setup, detail,
+                                           detail_len);
+            if (reason != TC_IFUNC_REJECT_NONE) {
+                return reason;
+            }
+        } else {
+            /* trust: copy, check the copy against its hash, compile the copy */
+            reason = tc_frame_check_symtab(h, slot);
+            if (reason != TC_IFUNC_REJECT_NONE) {
+                snprintf(detail, detail_len, "malformed entry name");
+                return reason;
+            }
+            memset(&setup, 0, sizeof(setup));
+            setup.bitcode = malloc(h->code_size);
+            if (setup.bitcode == NULL) {
+                snprintf(detail, detail_len, "no memory for a %u-byte module",
+                         h->code_size);
+                return TC_IFUNC_REJECT_RESOURCE;
+            }
+            memcpy(setup.bitcode, slot + h->code_offset, h->code_size);
+            setup.bitcode_size = h->code_size;
+            if (tc_fnv1a64(setup.bitcode, setup.bitcode_size) != h->code_hash) {
+                free(setup.bitcode);
+                snprintf(detail, detail_len, "module does not hash to %016" PRIx64,
+                         h->code_hash);
+                return TC_IFUNC_REJECT_HASH;
+            }
+            name = (const char*)slot + h->symtab_offset;
+            if (strnlen(name, sizeof(setup.entry_name)) >= sizeof(setup.entry_name)) {
+                free(setup.bitcode);
+                snprintf(detail, detail_len, "entry name too long");
+                return TC_IFUNC_REJECT_OFFSET;
+            }
+            /* the name was checked in the slot; copied now, and it is only
+             * looked up in the module, so a late change is harmless */
+            snprintf(setup.entry_name, sizeof(setup.entry_name), "%s", name);
+            setup.entry.pkg_id     = h->pkg_id;
+            setup.entry.element_id = h->element_id;
+        }
+        entry = tc_portable_get_or_free(h->code_hash, &setup, detail, detail_len);
+        if (entry == NULL) {
+            return TC_IFUNC_REJECT_RESOURCE;
+        }
+    }
+
+    state = __atomic_load_n(&entry->state, __ATOMIC_ACQUIRE);
+    if (state == TC_PORTABLE_COMPILING) {
+        ring->portable_wait = entry;
+        ++rx->stats->portable_waits;
+        return TC_IFUNC_PORTABLE_WAIT;
+    }
+    if ((ring->portable_wait == entry) &&
+        !__atomic_exchange_n(&entry->counted, 1, __ATOMIC_RELAXED)) {
+        /* the first ring that waited for it counts the compile */
+        ++rx->stats->portable_compiles;
+        rx->stats->portable_compile_s += entry->compile_s;
+    }
+    ring->portable_wait = NULL;
+    if (state == TC_PORTABLE_FAILED) {
+        snprintf(detail, detail_len, "%s", entry->detail);
+        return entry->reason;
+    }
+    if ((entry->entry.pkg_id != h->pkg_id) || (entry->entry.element_id != h->element_id)) {
+        snprintf(detail, detail_len, "module %016" PRIx64 " is another element",
+                 h->code_hash);
+        return TC_IFUNC_REJECT_HASH;
+    }
+    if (h->flags & TC_FRAME_F_CACHE) {
+        it = kh_put(tc_cached, &ring->cached, h->code_hash, &ret);
+        if (ret < 0) {
+            return TC_IFUNC_REJECT_RESOURCE;
+        }
+        if (ret != 0) {
+            kh_val(&ring->cached, it) = &entry->entry;
+            ++entry->entry.pins;
+        }
+    }
+    if (rx->install_only) {
+        return TC_IFUNC_REJECT_NONE;
+    }
+    ((tc_jam_main_fn_t)(void*)entry->entry.code)(payload, h->payload_size,
+                                                 rx->target_args);
+    return TC_IFUNC_REJECT_NONE;
+}
