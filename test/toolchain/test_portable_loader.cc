@@ -85,6 +85,9 @@ protected:
         tc_ifunc_pkg_h pkg = nullptr;
         EXPECT_NE(UCS_OK, tc_ifunc_pkg_load(dir.c_str(), "tcbench", &pkg));
         EXPECT_EQ(nullptr, pkg);
+        if (pkg != nullptr) {
+            tc_ifunc_pkg_unload(pkg);   /* wrongly loaded: not for the next test */
+        }
         EXPECT_GE(expect.count(needle), 1u)
             << needle << ": "
             << (expect.messages().empty() ? "(nothing logged)" : expect.messages()[0]);
