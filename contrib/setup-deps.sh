@@ -51,10 +51,10 @@ tc_missing_packages() {
     echo "${missing[@]:-}"
 }
 
-# The arm64 UCX and libcrypto (Debian multiarch) for the aarch64 runtime
-# test under qemu-user. Best effort: without them that one test reports
+# The arm64 UCX, libcrypto and libLLVM-14 (Debian multiarch) for the aarch64
+# runtime test under qemu-user (libLLVM: its Portable receiver's JIT). Best effort: without them that one test reports
 # itself skipped.
-TC_ARM64_PACKAGES=(libucx-dev:arm64 libssl-dev:arm64)
+TC_ARM64_PACKAGES=(libucx-dev:arm64 libssl-dev:arm64 libllvm14:arm64)
 
 tc_install_arm64() {
     [ "$(dpkg-query -W -f='${Status}\n' "${TC_ARM64_PACKAGES[@]}" 2>/dev/null |

@@ -44,7 +44,15 @@ aarch64-linux-gnu-gcc "${cflags[@]}" -O2 -g -pthread \
     "${lib_sources[@]}" \
     "$TC_SRCDIR/test/helpers/ifunc_probe.c" -o "$work/ifunc_probe" -lucp -luct -lucs -lcrypto -ldl -lm
 "$TC_BUILDDIR/toolchain/twochains-pkg" build --name tcbench --src "$TC_SRCDIR/test/packages/tcbench" \
-    --prefix "$work/pkgs" --target aarch64 >/dev/null
+    --prefix "$work/pkgs" --target aarch64 --portable x86_64-linux-gnu,aarch64-linux-gnu >/dev/null
+# The Portable receiver's JIT module for aarch64, against Debian's arm64
+# libLLVM-14 (libllvm14:arm64, multiarch), beside the probe that loads it
+llvm_a64=/usr/lib/aarch64-linux-gnu/libLLVM-14.so.1
+[ -e "$llvm_a64" ] ||
+    skip "no arm64 libLLVM-14 (dpkg --add-architecture arm64; apt-get install libllvm14:arm64)"
+aarch64-linux-gnu-gcc "${cflags[@]}" -O2 -g -fPIC -shared \
+    -I"$src/api" -I"$TC_BUILDDIR/ucx_ext/api" -I"$src" -I"$(llvm-config-14 --includedir)" \
+    "$src/ifunc/jit_orc.c" -o "$work/libtwochains_jit.so" "$llvm_a64"
 
 failed=0
 # TLS | probe arguments | processes | wait policy
@@ -71,5 +79,43 @@ tcp,self|-n 10 -p copy|2|sleep
 posix,self|-n 10 -p copy|4|sleep
 posix,self|-d 4 -n 500 -m mixed -e|2|sleep
 posix,self|-n 10 -p copy|2|wfe
+CASES
+
+# Mixed architectures: one portable package (its bitcode is the same in the
+# x86_64 and the aarch64 package: same sources, same clang), rank 0 under
+# qemu-aarch64 receiving from x86_64 senders, and the other way round. Each
+# sender sends the module of the receiver's architecture (published when
+# the mailbox is made); the receiver compiles its own package's module of
+# that hash (verify) and checks every effect.
+{
+    echo '#!/bin/sh'
+    echo '# rank 0 runs the architecture $1 names, the other ranks the other one'
+    echo 'case "$1:$UCX_TC_RANK" in'
+    echo "    aarch64:0|x86_64:[1-9]*) shift; exec qemu-aarch64 $work/ifunc_probe -P $work/pkgs \"\$@\" ;;"
+    echo "    *) shift; exec $TC_BUILDDIR/test/helpers/ifunc_probe -P $TC_BUILDDIR/test/twochains-pkgs \"\$@\" ;;"
+    echo 'esac'
+} >"$work/mixed.sh"
+chmod +x "$work/mixed.sh"
+# receiver architecture | TLS | processes | probe arguments
+while IFS='|' read -r arch tls n args; do
+    out=$work/out.txt
+    rc=0
+    UCX_TLS=$tls timeout 300 "$TC_BUILDDIR/src/tools/twochains-run" -n "$n" --timeout 240 -- \
+        "$work/mixed.sh" "$arch" $args >"$out" 2>&1 || rc=$?
+    oks=$(grep -c 'ifunc_probe rank [0-9]*: OK' "$out" || true)
+    checked=$(grep -o 'checked [0-9]* frames' "$out" || echo "checked ? frames")
+    if [ "$rc" != 0 ] || [ "$oks" != "$n" ] || ! grep -q 'rejected 0' "$out" ||
+       ! grep -q ' 4 modules compiled' "$out" || grep -qE 'UCX +(WARN|ERROR)' "$out"; then
+        echo "FAIL: mixed, $arch receiver, $tls, $n processes: $args (exit $rc)"
+        cat "$out"
+        failed=1
+    else
+        echo "ok: mixed, $arch receiver, $tls, $n processes, $args: $checked, 4 modules compiled, 0 rejected"
+    fi
+done <<'CASES'
+aarch64|posix,self|2|-n 10 -m portable,portable-cached
+x86_64|posix,self|2|-n 10 -m portable,portable-cached
+aarch64|tcp,self|3|-n 5 -m local,portable-cached
+x86_64|tcp,self|3|-n 5 -m local,portable-cached
 CASES
 exit "$failed"

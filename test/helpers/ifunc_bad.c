@@ -186,8 +186,8 @@ static uint32_t build_portable(sender_t *s, const uint8_t *module, size_t module
     unsigned j;
 
     memset(s->frame, 0, sizeof(s->frame));
-    tc_frame_prepare_portable(s->frame, s->pkg, e, module, (uint32_t)module_size, hash,
-                              &desc);
+    tc_frame_prepare_portable(s->frame, s->pkg, e, module, (uint32_t)module_size,
+                              (uint32_t)module_size, hash, &desc);
     payload = (int64_t*)(s->frame + desc.payload_offset);
     for (j = 0; j < SUM_VALUES; ++j) {
         payload[j] = sum_value(seq, j);

@@ -61,7 +61,8 @@ void tc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
 
 void tc_frame_prepare_portable(uint8_t *frame, tc_ifunc_pkg_h pkg,
                                const tc_ifunc_element_t *elem, const uint8_t *bitcode,
-                               uint32_t size, uint64_t hash, tc_frame_desc_t *desc)
+                               uint32_t size, uint32_t capacity, uint64_t hash,
+                               tc_frame_desc_t *desc)
 {
     char entry[TC_JAM_NAME_MAX + 8];
     uint32_t pos = TC_FRAME_HDR_SIZE;
@@ -74,14 +75,16 @@ void tc_frame_prepare_portable(uint8_t *frame, tc_ifunc_pkg_h pkg,
     desc->code_hash     = hash;
     desc->code_offset   = pos;
     desc->code_size     = size;
-    pos                 = tc_frame_align(pos + size);
+    pos                 = tc_frame_align(pos + ((capacity > size) ? capacity : size));
     desc->symtab_offset = pos;
     desc->symtab_size   = (uint32_t)len + 1;
     desc->num_symbols   = 1;
     pos                 = tc_frame_align(pos + desc->symtab_size);
     desc->payload_offset = pos;
     if (frame != NULL) {
-        memcpy(frame + desc->code_offset, bitcode, size);
+        if (bitcode != NULL) {
+            memcpy(frame + desc->code_offset, bitcode, size);
+        }
         memcpy(frame + desc->symtab_offset, entry, desc->symtab_size);
     }
 }

@@ -120,6 +120,14 @@ typedef struct tc_code_entry {
 
 KHASH_MAP_INIT_INT64(tc_code, tc_code_entry_t*)
 
+/* Architectures whose modules a mailbox knows (published at creation) */
+typedef enum {
+    TC_IFUNC_ARCH_UNKNOWN,
+    TC_IFUNC_ARCH_X86_64,
+    TC_IFUNC_ARCH_AARCH64,
+    TC_IFUNC_ARCH_LAST
+} tc_ifunc_arch_t;
+
 /* A module of Portable frames compiled for this host (portable.c): one per
  * bitcode hash per process */
 typedef enum {
@@ -426,6 +434,7 @@ typedef struct tc_ifunc_peer_info {
     uint32_t depth;
     uint32_t signal;
     uint32_t addr_len;         /* r's worker address, 0 with caller's endpoints */
+    uint32_t arch;             /* tc_ifunc_arch_t: whose modules r runs */
     const uint8_t *address;
 } tc_ifunc_peer_info_t;
 
@@ -584,11 +593,14 @@ void tc_frame_prepare(uint8_t *frame, tc_ifunc_pkg_h pkg,
                             const tc_ifunc_element_t *elem, int with_code,
                             tc_frame_desc_t *desc);
 
-/* The same for a Portable frame: @a bitcode (its FNV-1a 64 @a hash) and the
- * one name its symbol table carries, <name>_main */
+/* The same for a Portable frame: @a bitcode (its FNV-1a 64 @a hash; NULL:
+ * not copied) in a code region of @a capacity bytes (the largest module
+ * the message may carry, so that the payload never moves), and the one
+ * name its symbol table carries, <name>_main */
 void tc_frame_prepare_portable(uint8_t *frame, tc_ifunc_pkg_h pkg,
                                const tc_ifunc_element_t *elem, const uint8_t *bitcode,
-                               uint32_t size, uint64_t hash, tc_frame_desc_t *desc);
+                               uint32_t size, uint32_t capacity, uint64_t hash,
+                               tc_frame_desc_t *desc);
 
 /* Bytes a frame of @a desc needs for @a payload_size bytes of payload */
 static inline uint32_t tc_frame_size(const tc_frame_desc_t *desc,
@@ -630,6 +642,12 @@ ucs_status_t tc_ifunc_payload_fill(const tc_ifunc_element_t *elem, void *source_
 
 #define TC_IFUNC_MSG_MAX_REQS 4
 
+typedef struct tc_ifunc_msg_module {
+    uint8_t  *bytes;        /* NULL: the package has none for this architecture */
+    uint32_t size;
+    uint64_t hash;
+} tc_ifunc_msg_module_t;
+
 struct tc_ifunc_msg {
     tc_ifunc_mailbox_h       mbox;
     tc_ifunc_pkg_h           pkg;
@@ -648,9 +666,11 @@ struct tc_ifunc_msg {
     tc_write_header_t        headers[TC_IFUNC_MSG_MAX_REQS];  /* reqs[i]'s, on the AM lane */
     unsigned                 num_reqs;
     uint8_t                  *code_sent;      /* [size]: Cached code sent to r */
-    uint8_t                  *bitcode;        /* Portable: the module, until laid out */
-    uint32_t                 bitcode_size;
-    uint64_t                 bitcode_hash;
+    /* Portable: the element's module for each architecture a peer may
+     * have, and which one the frame holds now */
+    tc_ifunc_msg_module_t    modules[TC_IFUNC_ARCH_LAST];
+    uint32_t                 module_capacity;
+    int                      laid_arch;
 };
 
 /* Modes whose code goes once per peer, then by hash */
@@ -667,7 +687,11 @@ static inline int tc_ifunc_mode_portable(tc_ifunc_mode_t mode)
 
 /* ---- Portable frames (portable.c) ---- */
 
-/* The triple whose modules this host runs, as twochains-pkg names them */
+/* This host's, and the triple of an architecture as twochains-pkg names it */
+tc_ifunc_arch_t tc_portable_host_arch(void);
+const char *tc_portable_arch_triple(tc_ifunc_arch_t arch);
+
+/* The triple whose modules this host runs */
 const char *tc_portable_host_triple(void);
 
 /* Run (or reject) a Portable frame of a mailbox ring whose header passed

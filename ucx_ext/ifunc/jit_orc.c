@@ -9,11 +9,11 @@
  *    rewritten before it is added so that nothing of it can clash with or
  *    bind to another: its entry gets a name unique in the process
  *    (__tc_jit_<n>), its other definitions become internal, and each
- *    external it declares is renamed __tc_ext_<address>, after the resolver
- *    gave that address. The JITDylib defines exactly those __tc_ext_ names
- *    (absolute symbols, each once) and the library calls code generation
- *    may emit (memcpy, memmove, memset): no generator searches the process,
- *    so a symbol nobody allowed is a link error, never a silent binding;
+ *    external it declares is replaced by the address the resolver gave for
+ *    it, a constant. The JITDylib defines only the library calls code
+ *    generation may emit (memcpy, memmove, memset): no generator searches
+ *    the process, so a symbol nobody allowed is a link error, never a
+ *    silent binding;
  *  - each module has its own resource tracker: release frees its code;
  *  - the host is detected once (CPU and features), the code is for it.
  */
@@ -30,20 +30,16 @@
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
-
-#include <ucs/datastruct/khash.h>
+#include <llvm-c/TargetMachine.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-KHASH_SET_INIT_INT64(tc_jit_addr)
-
 struct tc_jit {
     LLVMOrcLLJITRef    lljit;
     LLVMOrcJITDylibRef dylib;
-    khash_t(tc_jit_addr) externals;  /* addresses defined as __tc_ext_<addr> */
     uint64_t           next_id;
     char               *triple;
 };
@@ -113,8 +109,41 @@ static LLVMErrorRef tc_jit_define_absolute(tc_jit_t *jit, const char *name, void
     return LLVMOrcJITDylibDefine(jit->dylib, LLVMOrcAbsoluteSymbols(&pair, 1));
 }
 
+static LLVMOrcLLJITBuilderRef tc_jit_host_builder(char *err, size_t err_len)
+{
+    char *triple   = LLVMGetDefaultTargetTriple();
+    char *cpu      = LLVMGetHostCPUName();
+    char *features = LLVMGetHostCPUFeatures();
+    LLVMOrcLLJITBuilderRef builder = NULL;
+    LLVMTargetMachineRef tm;
+    LLVMTargetRef target;
+    char *msg = NULL;
+
+    if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+        snprintf(err, err_len, "no target for %s: %s", triple, msg);
+        LLVMDisposeMessage(msg);
+        goto out;
+    }
+    tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelDefault,
+                                 LLVMRelocPIC, LLVMCodeModelSmall);
+    if (tm == NULL) {
+        snprintf(err, err_len, "no target machine for %s (%s)", triple, cpu);
+        goto out;
+    }
+    builder = LLVMOrcCreateLLJITBuilder();
+    /* takes the target machine, and the builder takes the JTMB */
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
+            builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
+out:
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    return builder;
+}
+
 static ucs_status_t tc_jit_create(tc_jit_t **jit_p, char *err, size_t err_len)
 {
+    LLVMOrcLLJITBuilderRef builder;
     LLVMErrorRef lerr;
     tc_jit_t *jit;
     unsigned i;
@@ -125,10 +154,16 @@ static ucs_status_t tc_jit_create(tc_jit_t **jit_p, char *err, size_t err_len)
         snprintf(err, err_len, "no memory");
         return UCS_ERR_NO_MEMORY;
     }
-    kh_init_inplace(tc_jit_addr, &jit->externals);
-    /* a NULL builder: LLJIT's defaults, a target machine for the host CPU
-     * and its features, RuntimeDyld with a section memory manager (W^X) */
-    lerr = LLVMOrcCreateLLJIT(&jit->lljit, NULL);
+    /* the host CPU and its features, position-independent code: an external
+     * is reached through a GOT entry next to the code, so it may be anywhere
+     * in the address space (with the static model aarch64's ADRP reaches
+     * only +-4 GiB). LLJIT's object layer: RuntimeDyld with a section
+     * memory manager, read+write while linking, read+execute after (W^X) */
+    builder = tc_jit_host_builder(err, err_len);
+    if (builder == NULL) {
+        goto err_free;
+    }
+    lerr = LLVMOrcCreateLLJIT(&jit->lljit, builder);   /* takes the builder */
     if (lerr != NULL) {
         tc_jit_error_text(lerr, "creating the ORC LLJIT", err, err_len);
         goto err_free;
@@ -156,7 +191,6 @@ err_triple:
 err_jit:
     LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
 err_free:
-    kh_destroy_inplace(tc_jit_addr, &jit->externals);
     free(jit);
     return UCS_ERR_UNSUPPORTED;
 }
@@ -164,7 +198,6 @@ err_free:
 static void tc_jit_destroy(tc_jit_t *jit)
 {
     LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
-    kh_destroy_inplace(tc_jit_addr, &jit->externals);
     free(jit->triple);
     free(jit);
 }
@@ -179,18 +212,22 @@ static int tc_jit_is_llvm_name(const char *name)
     return strncmp(name, "llvm.", 5) == 0;
 }
 
-/* Bind the external @a value (a declaration named @a name) to the address
- * the resolver gives: rename it __tc_ext_<address>, defined once */
-static tc_ifunc_reject_t tc_jit_bind_external(tc_jit_t *jit, LLVMValueRef value,
+/* Bind the external @a value (a declaration named as the module names it)
+ * to the address the resolver gives: every use becomes that address as a
+ * constant, and the declaration goes. Code generation then builds the
+ * address in a register (no relocation to resolve, so no range to respect:
+ * with a GOT or PC-relative reference RuntimeDyld's aarch64 code reached
+ * only nearby symbols), and the JIT never binds a name of the module */
+static tc_ifunc_reject_t tc_jit_bind_external(LLVMValueRef value,
                                               tc_jit_resolve_fn_t resolve, void *arg,
                                               char *detail, size_t detail_len)
 {
-    char name[256], alias[40], why[96];
+    char name[256], why[96];
     size_t len;
     const char *n = LLVMGetValueName2(value, &len);
-    LLVMErrorRef lerr;
+    LLVMContextRef ctx;
+    LLVMValueRef addr_const;
     void *addr;
-    int ret;
 
     if (len >= sizeof(name)) {
         snprintf(detail, detail_len, "an external name of %zu bytes", len);
@@ -205,20 +242,11 @@ static tc_ifunc_reject_t tc_jit_bind_external(tc_jit_t *jit, LLVMValueRef value,
                  (why[0] != '\0') ? why : "is unresolved");
         return TC_IFUNC_REJECT_EXTERNAL;
     }
-    snprintf(alias, sizeof(alias), "__tc_ext_%" PRIxPTR, (uintptr_t)addr);
-    LLVMSetValueName2(value, alias, strlen(alias));
-    kh_put(tc_jit_addr, &jit->externals, (uint64_t)(uintptr_t)addr, &ret);
-    if (ret < 0) {
-        snprintf(detail, detail_len, "no memory");
-        return TC_IFUNC_REJECT_RESOURCE;
-    }
-    if (ret > 0) {
-        lerr = tc_jit_define_absolute(jit, alias, addr);
-        if (lerr != NULL) {
-            tc_jit_error_text(lerr, "defining an external", detail, detail_len);
-            return TC_IFUNC_REJECT_RESOURCE;
-        }
-    }
+    ctx        = LLVMGetTypeContext(LLVMTypeOf(value));
+    addr_const = LLVMConstIntToPtr(LLVMConstInt(LLVMInt64TypeInContext(ctx),
+                                                (uint64_t)(uintptr_t)addr, 0),
+                                   LLVMTypeOf(value));
+    LLVMReplaceAllUsesWith(value, addr_const);
     return TC_IFUNC_REJECT_NONE;
 }
 
@@ -230,7 +258,7 @@ static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
 {
     const char *mod_triple = LLVMGetTarget(mod);
     size_t arch_len        = tc_jit_triple_arch_len(jit->triple);
-    LLVMValueRef fn, gv, main_fn = NULL;
+    LLVMValueRef fn, gv, next, main_fn = NULL;
     tc_ifunc_reject_t reason;
     const char *name;
     size_t len;
@@ -246,16 +274,18 @@ static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
         return TC_IFUNC_REJECT_BITCODE;
     }
 
-    for (gv = LLVMGetFirstGlobal(mod); gv != NULL; gv = LLVMGetNextGlobal(gv)) {
+    for (gv = LLVMGetFirstGlobal(mod); gv != NULL; gv = next) {
+        next = LLVMGetNextGlobal(gv);
         name = LLVMGetValueName2(gv, &len);
         if (tc_jit_is_llvm_name(name)) {
             continue;
         }
         if (LLVMIsDeclaration(gv)) {
-            reason = tc_jit_bind_external(jit, gv, resolve, arg, detail, detail_len);
+            reason = tc_jit_bind_external(gv, resolve, arg, detail, detail_len);
             if (reason != TC_IFUNC_REJECT_NONE) {
                 return reason;
             }
+            LLVMDeleteGlobal(gv);
         } else if (!LLVMIsGlobalConstant(gv)) {
             snprintf(detail, detail_len, "writable global '%.*s' (a jam's globals start "
                      "fresh with every message; compiled code cannot do that)",
@@ -266,16 +296,18 @@ static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
         }
     }
 
-    for (fn = LLVMGetFirstFunction(mod); fn != NULL; fn = LLVMGetNextFunction(fn)) {
+    for (fn = LLVMGetFirstFunction(mod); fn != NULL; fn = next) {
+        next = LLVMGetNextFunction(fn);
         name = LLVMGetValueName2(fn, &len);
         if (LLVMGetIntrinsicID(fn) != 0) {
             continue;   /* lowered inline, or to memcpy/memmove/memset */
         }
         if (LLVMIsDeclaration(fn)) {
-            reason = tc_jit_bind_external(jit, fn, resolve, arg, detail, detail_len);
+            reason = tc_jit_bind_external(fn, resolve, arg, detail, detail_len);
             if (reason != TC_IFUNC_REJECT_NONE) {
                 return reason;
             }
+            LLVMDeleteFunction(fn);
         } else if ((strlen(entry) == len) && (memcmp(name, entry, len) == 0)) {
             main_fn = fn;
         } else {

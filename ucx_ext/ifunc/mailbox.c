@@ -42,6 +42,8 @@ typedef struct tc_ifunc_blob {
     uint32_t depth;
     uint32_t signal;
     uint32_t addr_len;
+    uint32_t arch;       /* tc_ifunc_arch_t: which Portable modules we run */
+    uint32_t reserved;
 } tc_ifunc_blob_t;
 
 static unsigned tc_ifunc_mailbox_poller(void *arg)
@@ -190,6 +192,7 @@ static ucs_status_t tc_ifunc_mailbox_publish(tc_ifunc_mailbox_h mbox)
     blob->depth     = mbox->depth;
     blob->signal    = mbox->signal;
     blob->addr_len  = address_len;
+    blob->arch      = tc_portable_host_arch();
     if (address_len != 0) {
         memcpy(blob + 1, address, address_len);
     }
@@ -210,7 +213,7 @@ static ucs_status_t tc_ifunc_mailbox_publish(tc_ifunc_mailbox_h mbox)
         if ((lens[r] != sizeof(remote) + remote.addr_len) ||
             ((mbox->caller_eps == NULL) && (remote.addr_len == 0)) ||
             (remote.slot_size < TC_FRAME_MIN_SIZE) || (remote.depth == 0) ||
-            (remote.signal >= TC_IFUNC_SIGNAL_LAST)) {
+            (remote.signal >= TC_IFUNC_SIGNAL_LAST) || (remote.arch >= TC_IFUNC_ARCH_LAST)) {
             ucs_error("ifunc mailbox: rank %d sent an inconsistent descriptor", r);
             status = UCS_ERR_INVALID_PARAM;
             goto out;
@@ -220,6 +223,7 @@ static ucs_status_t tc_ifunc_mailbox_publish(tc_ifunc_mailbox_h mbox)
         mbox->infos[r].depth     = remote.depth;
         mbox->infos[r].signal    = remote.signal;
         mbox->infos[r].addr_len  = remote.addr_len;
+        mbox->infos[r].arch      = remote.arch;
         mbox->infos[r].address   = p + sizeof(remote);
         if (remote.slot_size < mbox->min_slot) {
             mbox->min_slot = remote.slot_size;

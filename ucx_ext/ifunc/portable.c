@@ -73,15 +73,32 @@ static struct {
     .cond = PTHREAD_COND_INITIALIZER
 };
 
-const char *tc_portable_host_triple(void)
+tc_ifunc_arch_t tc_portable_host_arch(void)
 {
 #if defined(__x86_64__)
-    return "x86_64-linux-gnu";
+    return TC_IFUNC_ARCH_X86_64;
 #elif defined(__aarch64__)
-    return "aarch64-linux-gnu";
+    return TC_IFUNC_ARCH_AARCH64;
 #else
-    return "unknown";
+    return TC_IFUNC_ARCH_UNKNOWN;
 #endif
+}
+
+const char *tc_portable_arch_triple(tc_ifunc_arch_t arch)
+{
+    switch (arch) {
+    case TC_IFUNC_ARCH_X86_64:
+        return "x86_64-linux-gnu";
+    case TC_IFUNC_ARCH_AARCH64:
+        return "aarch64-linux-gnu";
+    default:
+        return "unknown";
+    }
+}
+
+const char *tc_portable_host_triple(void)
+{
+    return tc_portable_arch_triple(tc_portable_host_arch());
 }
 
 /* ---- the compile thread ---- */

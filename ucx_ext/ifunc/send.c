@@ -136,12 +136,16 @@ static void tc_ifunc_msg_alt_layout(tc_ifunc_msg_h msg)
     msg->alt_desc.num_symbols     = 0;
 }
 
-/* Lay the message out (and copy its code into @a frame when not NULL) */
+/* Lay the message out (and copy its code into @a frame when not NULL). A
+ * Portable message starts with the host's module, or the first it has */
 static void tc_ifunc_msg_layout(tc_ifunc_msg_h msg, uint8_t *frame)
 {
+    const tc_ifunc_msg_module_t *m;
+
     if (tc_ifunc_mode_portable(msg->mode)) {
-        tc_frame_prepare_portable(frame, msg->pkg, msg->elem, msg->bitcode,
-                                  msg->bitcode_size, msg->bitcode_hash, &msg->desc);
+        m = &msg->modules[msg->laid_arch];
+        tc_frame_prepare_portable(frame, msg->pkg, msg->elem, m->bytes, m->size,
+                                  msg->module_capacity, m->hash, &msg->desc);
     } else {
         tc_frame_prepare(frame, msg->pkg, msg->elem, msg->mode != TC_IFUNC_MODE_LOCAL,
                          &msg->desc);
@@ -149,29 +153,76 @@ static void tc_ifunc_msg_layout(tc_ifunc_msg_h msg, uint8_t *frame)
     tc_ifunc_msg_alt_layout(msg);
 }
 
-/* A Portable message's module: this host's, from the package (the receivers
- * of a mailbox are taken to share the sender's architecture) */
-static ucs_status_t tc_ifunc_msg_load_module(tc_ifunc_msg_h msg)
+/* A Portable message's modules, one per architecture the package has one
+ * for: a peer gets the one of the architecture it published */
+static ucs_status_t tc_ifunc_msg_load_modules(tc_ifunc_msg_h msg)
 {
-    const tc_ifunc_portable_bc_t *bc = tc_ifunc_elem_portable(msg->elem,
-                                                              tc_portable_host_triple());
+    const tc_ifunc_portable_bc_t *bc;
+    tc_ifunc_msg_module_t *m;
     char detail[192];
     size_t size;
+    int arch;
 
-    if (bc == NULL) {
-        ucs_error("ifunc: %s.%s has no module for %s: build the package with "
-                  "twochains-pkg --portable", msg->pkg->name, msg->elem->name,
-                  tc_portable_host_triple());
+    msg->laid_arch = TC_IFUNC_ARCH_UNKNOWN;
+    for (arch = TC_IFUNC_ARCH_UNKNOWN + 1; arch < TC_IFUNC_ARCH_LAST; ++arch) {
+        bc = tc_ifunc_elem_portable(msg->elem, tc_portable_arch_triple(arch));
+        if (bc == NULL) {
+            continue;
+        }
+        m        = &msg->modules[arch];
+        m->bytes = tc_portable_read_module(bc->path, bc->bc_hash, &size, detail,
+                                           sizeof(detail));
+        if (m->bytes == NULL) {
+            ucs_error("ifunc: %s.%s: %s", msg->pkg->name, msg->elem->name, detail);
+            return UCS_ERR_IO_ERROR;
+        }
+        m->size = (uint32_t)size;
+        m->hash = bc->bc_hash;
+        if (m->size > msg->module_capacity) {
+            msg->module_capacity = m->size;
+        }
+        if ((msg->laid_arch == TC_IFUNC_ARCH_UNKNOWN) ||
+            (arch == (int)tc_portable_host_arch())) {
+            msg->laid_arch = arch;
+        }
+    }
+    if (msg->laid_arch == TC_IFUNC_ARCH_UNKNOWN) {
+        ucs_error("ifunc: %s.%s has no module: build the package with twochains-pkg "
+                  "--portable", msg->pkg->name, msg->elem->name);
         return UCS_ERR_UNSUPPORTED;
     }
-    msg->bitcode = tc_portable_read_module(bc->path, bc->bc_hash, &size, detail,
-                                           sizeof(detail));
-    if (msg->bitcode == NULL) {
-        ucs_error("ifunc: %s.%s: %s", msg->pkg->name, msg->elem->name, detail);
-        return UCS_ERR_IO_ERROR;
+    return UCS_OK;
+}
+
+static void tc_ifunc_msg_free_modules(tc_ifunc_msg_h msg)
+{
+    int arch;
+
+    for (arch = 0; arch < TC_IFUNC_ARCH_LAST; ++arch) {
+        free(msg->modules[arch].bytes);
+        msg->modules[arch].bytes = NULL;
     }
-    msg->bitcode_size = (uint32_t)size;
-    msg->bitcode_hash = bc->bc_hash;
+}
+
+/* Make the frame carry @a arch's module (no put of it is in flight): the
+ * code region is sized for the largest, so only the code and its hash
+ * change; the payload stays where it is */
+static ucs_status_t tc_ifunc_msg_lay_arch(tc_ifunc_msg_h msg, uint32_t arch)
+{
+    const tc_ifunc_msg_module_t *m;
+
+    if ((arch >= TC_IFUNC_ARCH_LAST) || (msg->modules[arch].bytes == NULL)) {
+        ucs_error("ifunc: %s.%s has no module for %s, the architecture of the "
+                  "receiver", msg->pkg->name, msg->elem->name,
+                  tc_portable_arch_triple(arch));
+        return UCS_ERR_UNSUPPORTED;
+    }
+    m = &msg->modules[arch];
+    memcpy(msg->frame + msg->desc.code_offset, m->bytes, m->size);
+    msg->desc.code_size     = m->size;
+    msg->desc.code_hash     = m->hash;
+    msg->alt_desc.code_hash = m->hash;
+    msg->laid_arch          = (int)arch;
     return UCS_OK;
 }
 
@@ -209,7 +260,7 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
                    (mode != TC_IFUNC_MODE_INJECTED) && (mode != TC_IFUNC_MODE_PORTABLE) &&
                    (payload_cap <= TC_IFUNC_COMPACT_SEND_MAX - TC_FRAME_COMPACT_CACHED_HDR);
     if (tc_ifunc_mode_portable(mode)) {
-        status = tc_ifunc_msg_load_module(msg);
+        status = tc_ifunc_msg_load_modules(msg);
         if (status != UCS_OK) {
             goto err_free;
         }
@@ -245,8 +296,6 @@ ucs_status_t tc_ifunc_msg_create(tc_ifunc_mailbox_h mbox, tc_ifunc_pkg_h pkg,
     msg->frame = attr.address;
     memset(msg->frame, 0, msg->capacity);
     tc_ifunc_msg_layout(msg, msg->frame);
-    free(msg->bitcode);   /* it is in the frame now */
-    msg->bitcode = NULL;
 
     msg->code_sent = calloc(mbox->size, 1);
     if (msg->code_sent == NULL) {
@@ -266,7 +315,7 @@ err_sent:
 err_unmap:
     ucp_mem_unmap(mbox->context, msg->memh);
 err_free:
-    free(msg->bitcode);
+    tc_ifunc_msg_free_modules(msg);
     free(msg);
     return status;
 }
@@ -322,6 +371,7 @@ void tc_ifunc_msg_free(tc_ifunc_msg_h msg)
     tc_ifunc_msg_wait(msg);
     ucp_mem_unmap(msg->mbox->context, msg->memh);
     tc_ifunc_pkg_unload(msg->pkg);
+    tc_ifunc_msg_free_modules(msg);
     free(msg->code_sent);
     free(msg);
 }
@@ -434,6 +484,14 @@ ucs_status_t tc_ifunc_send(tc_ifunc_mailbox_h mbox, int dest, tc_ifunc_msg_h msg
     peer->credit_past_sent = 0;
     if (ucs_unlikely(peer->stall_since != 0)) {
         tc_ifunc_send_unstall(mbox, peer);
+    }
+
+    if (tc_ifunc_mode_portable(msg->mode) &&
+        ucs_unlikely(mbox->infos[dest].arch != (uint32_t)msg->laid_arch)) {
+        status = tc_ifunc_msg_lay_arch(msg, mbox->infos[dest].arch);
+        if (status != UCS_OK) {
+            return status;
+        }
     }
 
     switch (msg->mode) {
