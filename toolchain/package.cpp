@@ -639,14 +639,20 @@ void package_build(const build_options &o)
         const fs::path bc_file = w / p.file;
         const std::string what = "jam " + j.src->rel + " as bitcode for " + triple;
 
+        /* the source on standard input: a module records the path of its
+         * source file, and the same sources must give the same module (and
+         * hash) wherever they are, for receivers to know it as their own.
+         * Its quoted includes come from the source directory, an -I of base;
+         * diagnostics name <stdin>, but the injectable build above compiled
+         * the same source first, with its own name */
         std::vector<std::string> c = {bc_cc, "-target", triple, "-x", "c", "-O2", "-g0",
                                       "-fPIC", "-emit-llvm", "-c"};
         c.insert(c.end(), base.begin(), base.end());
         const auto contract = jam_contract_flags(*j.src, true);
         c.insert(c.end(), contract.begin(), contract.end());
-        c.insert(c.end(), {j.src->path.string(), "-o", bc_file.string()});
+        c.insert(c.end(), {"-", "-o", bc_file.string()});
         try {
-            run_checked(c, "compiling " + what);
+            run_checked(c, "compiling " + what, j.src->path);
         } catch (const pkg_error &e) {
             std::string msg = e.what();
             if (msg.find("file not found") != std::string::npos) {

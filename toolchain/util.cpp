@@ -182,7 +182,8 @@ std::string join_command(const std::vector<std::string> &argv)
     return s;
 }
 
-process_result run_process(const std::vector<std::string> &argv)
+process_result run_process(const std::vector<std::string> &argv,
+                           const std::filesystem::path &stdin_path)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -193,7 +194,7 @@ process_result run_process(const std::vector<std::string> &argv)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 0, stdin_path.c_str(), O_RDONLY, 0);
 
     std::vector<char *> cargv;
     for (const auto &a : argv) {
@@ -240,9 +241,9 @@ process_result run_process(const std::vector<std::string> &argv)
 }
 
 std::string run_checked(const std::vector<std::string> &argv,
-                        const std::string &what)
+                        const std::string &what, const std::filesystem::path &stdin_path)
 {
-    process_result res = run_process(argv);
+    process_result res = run_process(argv, stdin_path);
     if (res.status != 0) {
         throw pkg_error(what + " failed (exit " + std::to_string(res.status) +
                         "): " + join_command(argv) + "\n" + res.output);

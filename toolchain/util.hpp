@@ -63,11 +63,14 @@ struct process_result {
 };
 
 /* Run argv[0] (PATH lookup) without a shell. */
-process_result run_process(const std::vector<std::string> &argv);
+/* @a stdin_path: the child's standard input (default /dev/null) */
+process_result run_process(const std::vector<std::string> &argv,
+                           const std::filesystem::path &stdin_path = "/dev/null");
 
 /* Run and throw pkg_error naming @a what with the tool's output on failure. */
 std::string run_checked(const std::vector<std::string> &argv,
-                        const std::string &what);
+                        const std::string &what,
+                        const std::filesystem::path &stdin_path = "/dev/null");
 
 std::string join_command(const std::vector<std::string> &argv);
 

@@ -291,6 +291,27 @@ TEST(toolchain_portable, without_portable_there_are_no_records)
     EXPECT_EQ(r.output.find("bitcode"), std::string::npos) << r.output;
 }
 
+/* The same sources give the same modules wherever they are: a receiver
+ * knows a module as its own by hash, and its package was built elsewhere */
+TEST(toolchain_portable, the_same_sources_elsewhere_give_the_same_hashes)
+{
+    fs::path elsewhere = fresh_dir("portable-elsewhere") / "some" / "other" / "tree";
+    fs::create_directories(elsewhere);
+    fs::copy(src_path("test/packages/tcbench"), elsewhere, fs::copy_options::recursive);
+    fs::path p = fresh_dir("portable-elsewhere-pkg");
+    cmd_result r = build("tcbench", elsewhere, p, both_triples);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto here  = portable_records(slurp(manifest_of(portable_prefix(), "tcbench")));
+    const auto there = portable_records(slurp(manifest_of(p, "tcbench")));
+    ASSERT_FALSE(here.empty());
+    ASSERT_EQ(here.size(), there.size());
+    for (const auto &[id, by_triple] : here) {
+        for (const auto &[triple, rec] : by_triple) {
+            EXPECT_EQ(rec.fields.at(4), there.at(id).at(triple).fields.at(4)) << rec.line;
+        }
+    }
+}
+
 TEST(toolchain_portable, rebuilds_follow_the_triples)
 {
     fs::path p = fresh_dir("portable-rebuild");
