@@ -40,7 +40,7 @@ static void base_frame(uint8_t *frame, unsigned kind, uint32_t *size_p)
     h->pkg_id     = tc_frame_pkg_id("tcbench");
     h->element_id = 3;
     h->sender     = 1;
-    h->type       = TC_FRAME_LOCAL + kind % 3;
+    h->type       = TC_FRAME_LOCAL + kind % 4;
     switch (h->type) {
     case TC_FRAME_LOCAL:
         h->payload_offset = 128;
@@ -62,6 +62,21 @@ static void base_frame(uint8_t *frame, unsigned kind, uint32_t *size_p)
         h->payload_size   = 24;
         h->frame_size     = 384;
         h->code_hash      = tc_frame_span_hash(frame + 128, 96, 0);
+        break;
+    case TC_FRAME_PORTABLE:
+        /* a module's magic and some bytes, and the one entry name */
+        memcpy(frame + 128, "BC\xc0\xde", 4);
+        h->code_offset    = 128;
+        h->code_size      = 100;
+        h->symtab_offset  = 256;
+        h->symtab_size    = sizeof("server_side_sum_main");
+        h->num_symbols    = 1;
+        h->flags          = TC_FRAME_F_SYMBOLS | TC_FRAME_F_CACHE;
+        memcpy(frame + 256, "server_side_sum_main", sizeof("server_side_sum_main"));
+        h->payload_offset = 320;
+        h->payload_size   = 40;
+        h->frame_size     = 384;
+        h->code_hash      = tc_fnv1a64(frame + 128, 100);
         break;
     default:
         h->code_hash      = 0x398e69ea1089d52eull;
@@ -172,6 +187,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (h.got_offset + 8ull <= (uint64_t)h.code_offset + h.code_size));
         require((h.entry_offset >= h.code_offset) &&
                 (h.entry_offset < (uint64_t)h.code_offset + h.code_size));
+    } else if (h.type == TC_FRAME_PORTABLE) {
+        /* a module and its entry's name; nothing of a span */
+        require((h.code_size >= 4) && (h.code_size <= TC_FRAME_CODE_MAX));
+        require((h.num_symbols == 1) && (h.flags & TC_FRAME_F_SYMBOLS));
+        require((h.got_offset == 0) && (h.got_size == 0) && (h.entry_offset == 0));
+        require(h.code_hash != 0);
     } else {
         require(h.code_size == 0);
     }
@@ -186,6 +207,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (h.type == TC_FRAME_INJECTED) {
         (void)tc_frame_span_hash(copy + h.code_offset, h.code_size,
                                  h.got_offset - h.code_offset);
+    } else if (h.type == TC_FRAME_PORTABLE) {
+        (void)tc_fnv1a64(copy + h.code_offset, h.code_size);   /* trust's copy check */
     }
     (void)tc_frame_checksum(&h, copy);
     free(copy);

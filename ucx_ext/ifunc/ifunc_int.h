@@ -705,6 +705,11 @@ tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring
 uint8_t *tc_portable_read_module(const char *path, uint64_t hash, size_t *size_p,
                                  char *detail, size_t detail_len);
 
+/* The compiled module of @a hash, NULL unless ready; @a jit_setup_s (may be
+ * NULL): the time the first compile spent loading LLVM and creating the
+ * JIT, which no module's compile_s includes (benchmarks) */
+const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s);
+
 /* A symbol of a registered package's rieds (never the rest of the process) */
 void *tc_ifunc_ried_symbol(const char *name);
 

@@ -67,6 +67,7 @@ static struct {
     int                 thread_started;
     const tc_jit_ops_t  *ops;          /* compile thread only, after loading */
     tc_jit_t            *jit;
+    double              jit_setup_s;   /* loading the module, creating the JIT */
     char                jit_error[192]; /* why there is no JIT, once known */
 } tc_portable = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -238,6 +239,8 @@ static void tc_portable_compile(tc_portable_code_t *entry)
         if (tc_portable.ops == NULL) {
             ucs_error("ifunc: Portable frames cannot run here: %s", tc_portable.jit_error);
         }
+        tc_portable.jit_setup_s = tc_ifunc_now() - start;
+        start                   = tc_ifunc_now();   /* a compile is the module's own */
     }
     if (tc_portable.ops == NULL) {
         snprintf(entry->detail, sizeof(entry->detail), "no JIT: %.180s",
@@ -480,6 +483,19 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
     }
     pthread_mutex_unlock(&tc_portable.lock);
     return status;
+}
+
+const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s)
+{
+    char detail[8];
+    tc_portable_code_t *entry = tc_portable_get(hash, NULL, 0, detail, sizeof(detail));
+
+    if (jit_setup_s != NULL) {
+        *jit_setup_s = tc_portable.jit_setup_s;
+    }
+    return ((entry != NULL) &&
+            (__atomic_load_n(&entry->state, __ATOMIC_ACQUIRE) == TC_PORTABLE_READY)) ?
+           entry : NULL;
 }
 
 /* ---- a Portable frame in a ring ---- */
