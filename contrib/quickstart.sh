@@ -37,7 +37,7 @@ done
 
 # 2. Two-Chains: a C function shipped in a one-sided put and run on arrival.
 echo
-echo "== Two-Chains: indirect_put and server_side_sum, Local / Injected / Cached, 2 processes =="
+echo "== Two-Chains: indirect_put and server_side_sum, Local / Injected / Cached / Portable / Portable-Cached, 2 processes =="
 demo_dir="$TC_BUILD/contrib-examples"
 mkdir -p "$demo_dir"
 # built as a user would build it against an install (here: the build tree)

@@ -3,7 +3,10 @@
  *
  * ifunc_demo: Two-Chains between two processes, in C, with the tcbench
  * package. For each mode -- Local (element id), Injected (code in every
- * frame), Cached (code once, then its hash):
+ * frame), Cached (code once, then its hash), Portable (LLVM bitcode in every
+ * frame, compiled by the receiver once), Portable-Cached (the bitcode once,
+ * then its hash); the Portable modes need a package built with
+ * twochains-pkg --portable:
  *
  *  1. rank 1 ships indirect_put and server_side_sum frames to rank 0, which
  *     checks the effects exactly (every array element, the sum);

@@ -31,7 +31,7 @@ for tls in posix,self tcp,self; do
     out=$(UCX_TLS=$tls "$run" -n 2 --timeout 60 -- "$work/ifunc_demo" -P "$pkgs" -n 50 2>&1) ||
         { echo "$out"; exit 1; }
     echo "$out"
-    for mode in local injected cached; do
+    for mode in local injected cached portable portable-cached; do
         grep -Eq "ifunc_demo: $mode +indirect_put: 100 frames, array verified; server_side_sum: 100 frames, sum -?[0-9]+ verified" <<<"$out"
         grep -Eq "ifunc_demo: $mode +latency over ${tls%%,*}" <<<"$out"
     done

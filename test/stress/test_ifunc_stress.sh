@@ -4,7 +4,7 @@
 # stress-ng --cpu 2 --cpu-load 60 on this 2-core machine while
 #  - the ifunc demo (2 processes: streaming indirect_put and server_side_sum
 #    frames checked element by element and summed exactly, then a ping-pong
-#    per mode) runs Local, Injected and Cached frames, and
+#    per mode) runs Local, Injected, Cached, Portable and Portable-Cached frames, and
 #  - ifunc_probe (4 processes: 3 senders stream every jam in every mode into
 #    rank 0 through a ring of 4 slots, so credits stall and wrap) checks
 #    every effect exactly,
@@ -58,7 +58,7 @@ for round in $(seq "$rounds"); do
                 "$run" -n 2 --timeout 120 -- \
                 "$work/ifunc_demo" -P "$pkgs" -n 300 >"$log" 2>&1 || true
             check "demo round $round $tls $placement" "$log" \
-                '(array verified; server_side_sum: 100 frames, sum -?[0-9]+ verified)|(latency over)|(all effects verified)' 7
+                '(array verified; server_side_sum: 100 frames, sum -?[0-9]+ verified)|(latency over)|(all effects verified)' 11
             runs=$((runs + 1))
             log=$work/probe.log
             UCX_TLS=$tls "$run" -n 4 --timeout 120 -- "$TC_BUILDDIR/test/helpers/ifunc_probe" \
