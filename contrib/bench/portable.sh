@@ -74,3 +74,4 @@ echo "# Portable-Cached / Local, $tls, median of per-round ratios"
 python3 "$here/shape_ratios.py" "$out/$name.jsonl" \
     ifunc_lat_portable-cached/ifunc_lat_local ifunc_bw_portable-cached/ifunc_bw_local |
     tee "$out/${name}_ratios.json"
+"$here/portable_plot.sh" "$out"

@@ -31,7 +31,8 @@ read -r -a san <<<"${TC_SAN_FLAGS:-}"
 fail() { echo "FAIL: $*"; exit 1; }
 
 # the documented command, for both architectures
-"$pkg" ifunc "$here/tally.c" "$here/greet.c" --prefix "$work/lib" >"$work/pkg.log" 2>&1 ||
+"$pkg" ifunc "$here/tally.c" "$here/greet.c" --prefix "$work/lib" \
+    --portable x86_64-linux-gnu,aarch64-linux-gnu >"$work/pkg.log" 2>&1 ||
     { cat "$work/pkg.log"; fail "twochains-pkg ifunc (x86_64)"; }
 "$pkg" ifunc "$here/tally.c" "$here/greet.c" --prefix "$work/lib-aarch64" --target aarch64 \
     >>"$work/pkg.log" 2>&1 || { cat "$work/pkg.log"; fail "twochains-pkg ifunc --target aarch64"; }
@@ -86,6 +87,24 @@ for tls in posix,self tcp,self; do
     fi
     cat "$log"
     expect "$log" "every byte verified" 1
+    if grep -Eq 'UCX +(WARN|ERROR|FATAL)' "$log"; then echo "FAIL: UCX warned"; status=1; fi
+done
+# Portable frames (UCX_TC_IFUNC_PUBLIC_CODE=portable): the same program and
+# its checks, the jams' LLVM modules compiled by each receiver once per hash
+# (the greet jam's writable global fresh at every call all the same)
+for tls in posix,self tcp,self; do
+    echo "== Portable frames over $tls"
+    log=$work/portable.$tls.log
+    if ! UCX_TLS=$tls UCX_LOG_LEVEL=info UCX_TC_IFUNC_PUBLIC_CODE=portable \
+            UCX_IFUNC_LIB_DIR=$work/lib "$run" -n 2 --timeout 240 -- \
+            "$work/public_probe" -d both >"$log" 2>&1; then
+        echo "FAIL: public_probe with Portable frames over $tls"; status=1
+    fi
+    grep -v ' INFO ' "$log"
+    expect "$log" "every byte verified" 2
+    expect "$log" "writable global fresh each time: .* verified" 1
+    expect "$log" "compiled module [0-9a-f]* (tally_main)" 2
+    expect "$log" "compiled module [0-9a-f]* (greet_main)" 1
     if grep -Eq 'UCX +(WARN|ERROR|FATAL)' "$log"; then echo "FAIL: UCX warned"; status=1; fi
 done
 # over shared memory the default sends fenced frames (the flush waits for

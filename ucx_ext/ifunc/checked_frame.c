@@ -87,6 +87,7 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_checked(tc_ifunc_rx_t *rx,
                                                      uint32_t buffer_size,
                                                      uint64_t sig)
 {
+    tc_portable_code_t *portable = NULL;
     tc_ifunc_reject_t reason;
     uint64_t check = 0;
     char detail[192];
@@ -134,13 +135,28 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_checked(tc_ifunc_rx_t *rx,
         tc_checked_release(ring, buffer, sig, 0);
         return TC_IFUNC_SLOT_REJECTED;
     }
+    reason = tc_frame_check_header(&h, buffer_size, TC_FRAME_SEQ_ANY, NULL);
+    if ((reason == TC_IFUNC_REJECT_NONE) && (h.type == TC_FRAME_PORTABLE) &&
+        rx->portable_wait) {
+        /* its module (read now, while the frame is the checked one), then
+         * release, then the call; while the module compiles the frame stays */
+        reason = tc_ifunc_portable_stage(rx, ring, &h, buffer, &portable, detail,
+                                         sizeof(detail));
+        if (reason == TC_IFUNC_PORTABLE_WAIT) {
+            ring->pending_since = 0;
+            return TC_IFUNC_SLOT_PENDING;
+        }
+    }
     tc_ifunc_slot_arrived(rx, ring);
 
     /* released before it runs: a jam may make its sender send the next
      * frame into this buffer, which a clear after the run could erase */
     tc_checked_release(ring, buffer, sig, check);
-    reason = tc_frame_check_header(&h, buffer_size, TC_FRAME_SEQ_ANY, NULL);
-    if (reason == TC_IFUNC_REJECT_NONE) {
+    if ((reason == TC_IFUNC_REJECT_NONE) && (portable != NULL)) {
+        tc_ifunc_portable_run(rx, portable,
+                              (h.payload_size != 0) ? buffer + h.payload_offset : NULL,
+                              h.payload_size);
+    } else if (reason == TC_IFUNC_REJECT_NONE) {
         reason = tc_ifunc_call_frame(rx, ring, &h, buffer, detail, sizeof(detail));
     }
     if (reason != TC_IFUNC_REJECT_NONE) {

@@ -176,9 +176,7 @@ err:
     return NULL;
 }
 
-/* The registered package a frame names; one it names by name may be
- * registered now (ucp_poll_ifunc, as the public API does on arrival) */
-static tc_ifunc_pkg_h tc_ifunc_frame_pkg(tc_ifunc_rx_t *rx, const tc_frame_hdr_t *h)
+tc_ifunc_pkg_h tc_ifunc_frame_pkg(tc_ifunc_rx_t *rx, const tc_frame_hdr_t *h)
 {
     tc_ifunc_pkg_h pkg = tc_ifunc_pkg_find(h->pkg_id);
 
@@ -428,10 +426,11 @@ static tc_ifunc_reject_t tc_ifunc_dispatch(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *r
     case TC_FRAME_INJECTED:
         return tc_ifunc_run_injected(rx, ring, h, slot, payload, detail, detail_len);
     case TC_FRAME_PORTABLE:
-        if (ring->depth == 0) {
-            /* only a mailbox ring can wait for a compile without losing
-             * its place: not in caller-managed buffers or groups (yet) */
-            snprintf(detail, detail_len, "Portable frames travel in mailbox rings");
+        if (!rx->portable_wait) {
+            /* a carrier delivers in one order and cannot hold a frame for
+             * a compile: not in groups (yet) */
+            snprintf(detail, detail_len, "Portable frames travel in mailboxes and "
+                     "caller-managed buffers, not in groups");
             return TC_IFUNC_REJECT_TYPE;
         }
         return tc_ifunc_run_portable(rx, ring, h, slot, payload, detail, detail_len);

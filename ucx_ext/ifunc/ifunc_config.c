@@ -57,6 +57,12 @@ const char *tc_ifunc_mode_names[] = {
     [TC_IFUNC_MODE_LAST]     = NULL
 };
 
+const char *tc_ifunc_public_code_names[] = {
+    [TC_IFUNC_PUBLIC_CODE_INJECTED] = "injected",
+    [TC_IFUNC_PUBLIC_CODE_PORTABLE] = "portable",
+    [TC_IFUNC_PUBLIC_CODE_LAST]     = NULL
+};
+
 static ucs_config_field_t tc_ifunc_config_table[] = {
     {"SECURITY", "verify",
      "Which frames a receiver runs:\n"
@@ -151,6 +157,15 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "Modules a process keeps compiled (Portable frames, one per bitcode hash).\n"
      "When it is full, a new module is a reject ('resource').",
      ucs_offsetof(tc_ifunc_config_t, portable_code), UCS_CONFIG_TYPE_UINT},
+
+    {"PUBLIC_CODE", "injected",
+     "What a frame of the public API (ucp_ifunc_msg_create) carries:\n"
+     " injected - the jam's GOT-patched machine code\n"
+     " portable - the jam's LLVM module for the sender's architecture (a package\n"
+     "            built with twochains-pkg ifunc --portable); the receiver compiles\n"
+     "            it once per hash and ucp_poll_ifunc reports no message until then",
+     ucs_offsetof(tc_ifunc_config_t, public_code),
+     UCS_CONFIG_TYPE_ENUM(tc_ifunc_public_code_names)},
 
     {"PKG_PATH", "",
      "Colon-separated package manifests, package directories or install\n"

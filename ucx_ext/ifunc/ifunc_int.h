@@ -259,6 +259,11 @@ typedef struct tc_ifunc_rx {
     tc_ifunc_stats_t     *stats;
     int                  install_only;  /* Injected code is placed and linked, not
                                            called (codes of a state transfer) */
+    int                  portable_wait; /* a Portable frame may wait here for its
+                                           module's compile and keep its place:
+                                           mailbox rings and caller-managed
+                                           buffers, not carriers that deliver
+                                           in one order */
 } tc_ifunc_rx_t;
 
 typedef enum {
@@ -694,8 +699,23 @@ const char *tc_portable_arch_triple(tc_ifunc_arch_t arch);
 /* The triple whose modules this host runs */
 const char *tc_portable_host_triple(void);
 
-/* Run (or reject) a Portable frame of a mailbox ring whose header passed
- * tc_frame_check_header; TC_IFUNC_PORTABLE_WAIT while its module compiles */
+/* A Portable frame whose header passed tc_frame_check_header, up to its
+ * call: the module compiled for it (READY, in @a entry_p, pinned for the
+ * ring's Cached frames if the frame asks), TC_IFUNC_PORTABLE_WAIT while it
+ * compiles (queued now if it is new), or why not. Reads the frame's module
+ * (trust, a new hash) and entry name, never its payload: a caller that
+ * frees the buffer before the call does it after this */
+tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                          const tc_frame_hdr_t *h, const uint8_t *slot,
+                                          tc_portable_code_t **entry_p, char *detail,
+                                          size_t detail_len);
+
+/* The call of a staged frame (nothing with install_only) */
+void tc_ifunc_portable_run(tc_ifunc_rx_t *rx, const tc_portable_code_t *entry,
+                           void *payload, uint32_t payload_size);
+
+/* Both: run (or reject) a Portable frame; TC_IFUNC_PORTABLE_WAIT while its
+ * module compiles */
 tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                                         const tc_frame_hdr_t *h, uint8_t *slot,
                                         void *payload, char *detail, size_t detail_len);
@@ -709,6 +729,10 @@ uint8_t *tc_portable_read_module(const char *path, uint64_t hash, size_t *size_p
  * NULL): the time the first compile spent loading LLVM and creating the
  * JIT, which no module's compile_s includes (benchmarks) */
 const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s);
+
+/* The registered package a frame names; one it names by name may be
+ * registered now (rx->autoload, as the public API does on arrival) */
+tc_ifunc_pkg_h tc_ifunc_frame_pkg(tc_ifunc_rx_t *rx, const tc_frame_hdr_t *h);
 
 /* A symbol of a registered package's rieds (never the rest of the process) */
 void *tc_ifunc_ried_symbol(const char *name);

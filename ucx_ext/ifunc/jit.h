@@ -13,8 +13,12 @@
  *  - the bytes compiled are the caller's, which the caller has already
  *    copied out of peer-writable memory and hashed (copy, verify, run);
  *  - TC_IFUNC_REJECT_BITCODE: the bytes do not parse, or the module does not
- *    define @a entry, or keeps writable globals (the jam contract gives
- *    every message fresh globals, which compiled code cannot);
+ *    define @a entry, or has thread-local globals, module-level assembly,
+ *    or more than 64 writable globals;
+ *  - writable globals start every call as they were shipped (the jam
+ *    contract: a fresh copy per message): the entry first copies them from
+ *    private constants. One instance per compiled module, so such a jam
+ *    must not run on two threads at once;
  *  - TC_IFUNC_REJECT_TRIPLE: the module is for another architecture;
  *  - TC_IFUNC_REJECT_EXTERNAL: an external the module names (a function or
  *    a global it declares) that @a resolve refuses -- unresolved, or not on

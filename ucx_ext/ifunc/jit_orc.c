@@ -250,6 +250,36 @@ static tc_ifunc_reject_t tc_jit_bind_external(LLVMValueRef value,
     return TC_IFUNC_REJECT_NONE;
 }
 
+/* Writable globals a module may keep (each made fresh at every call) */
+#define TC_JIT_MAX_WRITABLE 64
+
+/* The jam contract: every message sees the jam's writable globals as they
+ * were shipped (an Injected frame gets a fresh copy of its data). Compiled
+ * code keeps one instance of them, so the entry starts by copying each one
+ * from a private constant holding its initial value. */
+static void tc_jit_fresh_globals(LLVMModuleRef mod, LLVMValueRef main_fn,
+                                 LLVMValueRef *writable, unsigned count)
+{
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(mod));
+    LLVMValueRef init;
+    LLVMTypeRef type;
+    unsigned i, align;
+
+    LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(main_fn)));
+    for (i = 0; i < count; ++i) {
+        type  = LLVMGlobalGetValueType(writable[i]);
+        align = LLVMGetAlignment(writable[i]);
+        align = (align != 0) ? align : 1;
+        init  = LLVMAddGlobal(mod, type, "__tc_jit_initial");
+        LLVMSetInitializer(init, LLVMGetInitializer(writable[i]));
+        LLVMSetGlobalConstant(init, 1);
+        LLVMSetLinkage(init, LLVMPrivateLinkage);
+        LLVMSetAlignment(init, align);
+        LLVMBuildMemCpy(b, writable[i], align, init, align, LLVMSizeOf(type));
+    }
+    LLVMDisposeBuilder(b);
+}
+
 /* Check and rewrite a parsed module (see the invariants at the top) */
 static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
                                         const char *entry, const char *unique,
@@ -258,7 +288,8 @@ static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
 {
     const char *mod_triple = LLVMGetTarget(mod);
     size_t arch_len        = tc_jit_triple_arch_len(jit->triple);
-    LLVMValueRef fn, gv, next, main_fn = NULL;
+    LLVMValueRef fn, gv, next, main_fn = NULL, writable[TC_JIT_MAX_WRITABLE];
+    unsigned num_writable = 0;
     tc_ifunc_reject_t reason;
     const char *name;
     size_t len;
@@ -286,11 +317,17 @@ static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
                 return reason;
             }
             LLVMDeleteGlobal(gv);
-        } else if (!LLVMIsGlobalConstant(gv)) {
-            snprintf(detail, detail_len, "writable global '%.*s' (a jam's globals start "
-                     "fresh with every message; compiled code cannot do that)",
-                     (int)len, name);
+        } else if (LLVMIsThreadLocal(gv)) {
+            snprintf(detail, detail_len, "thread-local global '%.*s'", (int)len, name);
             return TC_IFUNC_REJECT_BITCODE;
+        } else if (!LLVMIsGlobalConstant(gv)) {
+            if (num_writable == TC_JIT_MAX_WRITABLE) {
+                snprintf(detail, detail_len, "more than %u writable globals",
+                         TC_JIT_MAX_WRITABLE);
+                return TC_IFUNC_REJECT_BITCODE;
+            }
+            LLVMSetLinkage(gv, LLVMInternalLinkage);
+            writable[num_writable++] = gv;
         } else {
             LLVMSetLinkage(gv, LLVMInternalLinkage);
         }
@@ -317,6 +354,13 @@ static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
     if (main_fn == NULL) {
         snprintf(detail, detail_len, "the module does not define '%s'", entry);
         return TC_IFUNC_REJECT_BITCODE;
+    }
+    if (num_writable != 0) {
+        if (LLVMCountBasicBlocks(main_fn) == 0) {
+            snprintf(detail, detail_len, "'%s' has no body", entry);
+            return TC_IFUNC_REJECT_BITCODE;
+        }
+        tc_jit_fresh_globals(mod, main_fn, writable, num_writable);
     }
     LLVMSetValueName2(main_fn, unique, strlen(unique));
     LLVMSetLinkage(main_fn, LLVMExternalLinkage);

@@ -148,6 +148,7 @@ static void tc_ifunc_mailbox_params_read(tc_ifunc_mailbox_h mbox,
     mbox->slot_size          = TC_IFUNC_PARAM(SLOT_SIZE, slot_size, config->slot_size);
     mbox->depth              = TC_IFUNC_PARAM(RING_DEPTH, ring_depth, config->ring_depth);
     mbox->rx.security        = TC_IFUNC_PARAM(SECURITY, security, config->security);
+    mbox->rx.portable_wait   = 1;
     mbox->rx.placement       = TC_IFUNC_PARAM(PLACEMENT, placement, config->placement);
     mbox->signal             = TC_IFUNC_PARAM(SIGNAL, signal, config->signal);
     mbox->rx.target_args     = TC_IFUNC_PARAM(TARGET_ARGS, target_args, NULL);

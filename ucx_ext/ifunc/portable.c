@@ -269,8 +269,9 @@ static void tc_portable_compile(tc_portable_code_t *entry)
     if (reason == TC_IFUNC_REJECT_NONE) {
         entry->jit_code   = code;
         entry->entry.code = tc_portable.ops->entry(code);
-        ucs_debug("ifunc: compiled module %016" PRIx64 " (%s) in %.3f ms", entry->hash,
-                  entry->entry_name, entry->compile_s * 1e3);
+        ucs_info("ifunc: compiled module %016" PRIx64 " (%s) for %s in %.3f ms",
+                 entry->hash, entry->entry_name, tc_portable_host_triple(),
+                 entry->compile_s * 1e3);
     }
     entry->reason = reason;
     __atomic_store_n(&entry->state,
@@ -500,9 +501,10 @@ const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s)
 
 /* ---- a Portable frame in a ring ---- */
 
-tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
-                                        const tc_frame_hdr_t *h, uint8_t *slot,
-                                        void *payload, char *detail, size_t detail_len)
+tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                          const tc_frame_hdr_t *h, const uint8_t *slot,
+                                          tc_portable_code_t **entry_p, char *detail,
+                                          size_t detail_len)
 {
     tc_portable_code_t setup, *entry;
     const tc_ifunc_element_t *e;
@@ -518,7 +520,7 @@ tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring
     }
     entry = tc_portable_get(h->code_hash, NULL, 0, detail, detail_len);
     if (entry == NULL) {
-        pkg = tc_ifunc_pkg_find(h->pkg_id);
+        pkg = tc_ifunc_frame_pkg(rx, h);
         e   = (pkg != NULL) ? tc_ifunc_pkg_elem(pkg, h->element_id) : NULL;
         if (rx->security == TC_IFUNC_SECURITY_VERIFY) {
             /* only our own module of that hash: the frame's bytes unread */
@@ -608,10 +610,29 @@ tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring
             ++entry->entry.pins;
         }
     }
-    if (rx->install_only) {
-        return TC_IFUNC_REJECT_NONE;
-    }
-    ((tc_jam_main_fn_t)(void*)entry->entry.code)(payload, h->payload_size,
-                                                 rx->target_args);
+    *entry_p = entry;
     return TC_IFUNC_REJECT_NONE;
+}
+
+void tc_ifunc_portable_run(tc_ifunc_rx_t *rx, const tc_portable_code_t *entry,
+                           void *payload, uint32_t payload_size)
+{
+    if (!rx->install_only) {
+        ((tc_jam_main_fn_t)(void*)entry->entry.code)(payload, payload_size,
+                                                     rx->target_args);
+    }
+}
+
+tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                        const tc_frame_hdr_t *h, uint8_t *slot,
+                                        void *payload, char *detail, size_t detail_len)
+{
+    tc_portable_code_t *entry;
+    tc_ifunc_reject_t reason;
+
+    reason = tc_ifunc_portable_stage(rx, ring, h, slot, &entry, detail, detail_len);
+    if (reason == TC_IFUNC_REJECT_NONE) {
+        tc_ifunc_portable_run(rx, entry, payload, h->payload_size);
+    }
+    return reason;
 }

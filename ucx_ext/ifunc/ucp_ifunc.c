@@ -39,6 +39,8 @@ struct ucp_ifunc {
     const tc_ifunc_element_t *elem;
     ucp_context_h            context;
     tc_frame_desc_t    desc;
+    tc_frame_type_t          type;     /* Injected, or Portable (UCX_TC_IFUNC_PUBLIC_CODE) */
+    uint8_t                  *module;  /* Portable: this host's module, for every frame */
 };
 
 typedef struct {
@@ -182,10 +184,49 @@ static tc_ifunc_pkg_h tc_ucp_ifunc_autoload(const tc_frame_hdr_t *hdr)
     return pkg;
 }
 
+/* The module of this host's architecture: the public API knows nothing of
+ * its peers, so a Portable frame carries the sender's own */
+static ucs_status_t tc_ucp_ifunc_load_module(ucp_ifunc_h ih)
+{
+    const tc_ifunc_portable_bc_t *bc = tc_ifunc_elem_portable(ih->elem,
+                                                              tc_portable_host_triple());
+    char detail[192];
+    size_t size;
+
+    if (bc == NULL) {
+        ucs_error("ifunc %s: UCX_TC_IFUNC_PUBLIC_CODE=portable, but its package has no "
+                  "module for %s (twochains-pkg ifunc --portable)", ih->elem->name,
+                  tc_portable_host_triple());
+        return UCS_ERR_UNSUPPORTED;
+    }
+    ih->module = tc_portable_read_module(bc->path, bc->bc_hash, &size, detail,
+                                         sizeof(detail));
+    if (ih->module == NULL) {
+        ucs_error("ifunc %s: %s", ih->elem->name, detail);
+        return UCS_ERR_IO_ERROR;
+    }
+    ih->type = TC_FRAME_PORTABLE;
+    tc_frame_prepare_portable(NULL, ih->pkg, ih->elem, ih->module, (uint32_t)size,
+                              (uint32_t)size, bc->bc_hash, &ih->desc);
+    return UCS_OK;
+}
+
+/* Lay a frame of @a ih out, its code copied into @a frame when not NULL */
+static void tc_ucp_ifunc_layout(ucp_ifunc_h ih, uint8_t *frame)
+{
+    if (ih->type == TC_FRAME_PORTABLE) {
+        tc_frame_prepare_portable(frame, ih->pkg, ih->elem, ih->module, ih->desc.code_size,
+                                  ih->desc.code_size, ih->desc.code_hash, &ih->desc);
+    } else {
+        tc_frame_prepare(frame, ih->pkg, ih->elem, 1, &ih->desc);
+    }
+}
+
 ucs_status_t ucp_register_ifunc(ucp_context_h context, const char *ifunc_name,
                                 ucp_ifunc_h *ifunc_p)
 {
     char *path = NULL, *entry, *save = NULL;
+    ucs_status_t status;
     tc_ifunc_pkg_h pkg;
     ucp_ifunc_h ih;
     uint32_t id;
@@ -214,7 +255,16 @@ ucs_status_t ucp_register_ifunc(ucp_context_h context, const char *ifunc_name,
     ih->pkg     = pkg;
     ih->elem    = tc_ifunc_pkg_elem(pkg, id);
     ih->context = context;
-    tc_frame_prepare(NULL, pkg, ih->elem, 1, &ih->desc);
+    ih->type    = TC_FRAME_INJECTED;
+    if (tc_ucp_ifunc_config()->public_code == TC_IFUNC_PUBLIC_CODE_PORTABLE) {
+        status = tc_ucp_ifunc_load_module(ih);
+        if (status != UCS_OK) {
+            tc_ifunc_pkg_unload(pkg);
+            free(ih);
+            return status;
+        }
+    }
+    tc_ucp_ifunc_layout(ih, NULL);
     *ifunc_p = ih;
     return UCS_OK;
 }
@@ -225,6 +275,7 @@ void ucp_deregister_ifunc(ucp_context_h context, ucp_ifunc_h ifunc_h)
         return;
     }
     tc_ifunc_pkg_unload(ifunc_h->pkg);
+    free(ifunc_h->module);
     free(ifunc_h);
 }
 
@@ -276,7 +327,7 @@ ucs_status_t ucp_ifunc_msg_create(ucp_ifunc_h ifunc_h, void *source_args,
     prefix->memh    = memh;
     prefix->context = ifunc_h->context;
     frame           = (uint8_t*)attr.address + TC_UCP_IFUNC_PREFIX;
-    tc_frame_prepare(frame, ifunc_h->pkg, ifunc_h->elem, 1, &ifunc_h->desc);
+    tc_ucp_ifunc_layout(ifunc_h, frame);
 
     size = cap;
     if (local->payload_init != NULL) {
@@ -294,9 +345,8 @@ ucs_status_t ucp_ifunc_msg_create(ucp_ifunc_h ifunc_h, void *source_args,
 
     msg_p->ifunc_h    = ifunc_h;
     msg_p->frame      = frame;
-    msg_p->frame_size = tc_frame_stamp(frame, &ifunc_h->desc, TC_FRAME_INJECTED,
-                                             0, 0, TC_FRAME_SENDER_NONE,
-                                             (uint32_t)size);
+    msg_p->frame_size = tc_frame_stamp(frame, &ifunc_h->desc, ifunc_h->type, 0, 0,
+                                       TC_FRAME_SENDER_NONE, (uint32_t)size);
     /* the name, so that a receiver that has not registered it can */
     if (strlen(ifunc_h->pkg->name) < TC_FRAME_PKG_NAME_MAX) {
         strcpy(((tc_frame_hdr_t*)frame)->pkg_name, ifunc_h->pkg->name);
@@ -544,6 +594,7 @@ static tc_ifunc_rx_t *tc_ucp_ifunc_receiver(void)
             rx->rank            = -1;
             rx->stats           = &tc_ucp_ifunc_stats;
             rx->autoload        = tc_ucp_ifunc_autoload;
+            rx->portable_wait   = 1;
             tc_code_cache_init(&rx->cache, config->cache_entries);
             __atomic_store_n(&tc_ucp_ifunc_rx, rx, __ATOMIC_RELEASE);
         }

@@ -83,6 +83,14 @@ typedef enum tc_ifunc_signal {
     TC_IFUNC_SIGNAL_LAST
 } tc_ifunc_signal_t;
 
+/** UCX_TC_IFUNC_PUBLIC_CODE: the code a public-API frame carries. */
+typedef enum tc_ifunc_public_code {
+    TC_IFUNC_PUBLIC_CODE_INJECTED, /**< the GOT-patched span (default) */
+    TC_IFUNC_PUBLIC_CODE_PORTABLE, /**< the sender's architecture's LLVM module,
+                                        compiled by the receiver once per hash */
+    TC_IFUNC_PUBLIC_CODE_LAST
+} tc_ifunc_public_code_t;
+
 /** What a message sends. */
 typedef enum tc_ifunc_mode {
     TC_IFUNC_MODE_LOCAL,    /**< element id; receiver calls its own copy */
@@ -135,6 +143,7 @@ extern const char *tc_ifunc_security_names[];
 extern const char *tc_ifunc_placement_names[];
 extern const char *tc_ifunc_signal_names[];
 extern const char *tc_ifunc_mode_names[];
+extern const char *tc_ifunc_public_code_names[];
 
 /** Short name of a reject reason, e.g. "size", "hash". */
 const char *tc_ifunc_reject_name(tc_ifunc_reject_t reason);
@@ -452,6 +461,8 @@ typedef struct tc_ifunc_config {
     unsigned             poll_progress; /**< ucp_poll_ifunc: progress the context's
                                              worker every this many empty polls */
     ucs_config_names_array_t portable_allow; /**< libc functions Portable jams may call */
+    int                  public_code;   /**< tc_ifunc_public_code_t: what
+                                             ucp_ifunc_msg_create's frames carry */
     unsigned             portable_code; /**< compiled modules kept per process */
 } tc_ifunc_config_t;
 
