@@ -590,6 +590,7 @@ protected:
         rx.security        = GetParam();
         rx.placement       = TC_IFUNC_PLACEMENT_COPY;
         rx.trailer_timeout = 0;   /* an incomplete frame is a reject at once */
+        rx.portable_wait   = 1;   /* a ring may wait for a compile, as a mailbox's */
         rx.rank            = 0;
         rx.stats           = &stats;
         tc_code_cache_init(&rx.cache, 16);
