@@ -6,6 +6,7 @@
  * refuses, and a package without them, which loads as it always did. Works
  * on copies of the tcbench that `make` built into test/twochains-pkgs.
  */
+#include "fnv1a64_here.hpp"
 #include "common.h"
 
 #include "ifunc/ifunc_int.h"
@@ -35,16 +36,6 @@ void spill(const std::string &path, const std::string &bytes)
 {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << bytes;
-}
-
-std::uint64_t fnv1a64_here(const std::string &bytes)
-{
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : bytes) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
 }
 
 /* A copy of the installed tcbench, to edit and load */

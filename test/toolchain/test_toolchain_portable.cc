@@ -7,6 +7,7 @@
  * against a flipped byte, the manifest parsers (C and C++), up-to-date
  * detection and a package built without --portable.
  */
+#include "fnv1a64_here.hpp"
 #include "toolchain_test.hpp"
 
 #include "pkg_format.hpp"
@@ -28,17 +29,6 @@ namespace {
 const char *const tcbench_jams[] = {"calls_libc", "indirect_put", "ping", "server_side_sum"};
 const char *const triples[]      = {"x86_64-linux-gnu", "aarch64-linux-gnu"};
 const char *const both_triples   = "--portable x86_64-linux-gnu,aarch64-linux-gnu";
-
-/* FNV-1a 64 written out again: the tool's own function is what is tested */
-std::uint64_t fnv1a64_here(const std::string &bytes)
-{
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : bytes) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
 
 std::string hex16(std::uint64_t v)
 {

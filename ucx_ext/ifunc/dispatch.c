@@ -68,9 +68,11 @@ void tc_ifunc_ring_cleanup(tc_ifunc_ring_t *ring)
     tc_ifunc_link_t *link, *next;
     tc_code_entry_t *entry;
 
-    /* the cache outlives the ring: its copies are no longer named here */
+    /* the cache outlives the ring: its copies are no longer named here
+     * (atomic: a compiled Portable module is the process's, named by rings
+     * of any thread) */
     kh_foreach_value(&ring->cached, entry, {
-        --entry->pins;
+        __atomic_fetch_sub(&entry->pins, 1, __ATOMIC_RELAXED);
     })
 
     for (link = ring->links; link != NULL; link = next) {

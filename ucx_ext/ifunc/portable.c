@@ -607,7 +607,8 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
         }
         if (ret != 0) {
             kh_val(&ring->cached, it) = &entry->entry;
-            ++entry->entry.pins;
+            /* rings of mailboxes on other threads may name it too */
+            __atomic_fetch_add(&entry->entry.pins, 1, __ATOMIC_RELAXED);
         }
     }
     *entry_p = entry;
