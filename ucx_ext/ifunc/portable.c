@@ -305,10 +305,12 @@ static void *tc_portable_thread(void *arg)
 
 /* ---- the table ---- */
 
-/* The entry of @a hash, or a new COMPILING one queued with @a setup's
- * inputs (which it takes); NULL: table full or no memory (@a detail) */
+/* The entry of @a hash, or (@a taken_p not NULL) a new COMPILING one queued
+ * with @a setup's inputs, which it takes (*taken_p = 1: from then on they
+ * are the compile thread's, which may free them at once); NULL: none, the
+ * table full, or no memory (@a detail) */
 static tc_portable_code_t *
-tc_portable_get(uint64_t hash, const tc_portable_code_t *setup, int create,
+tc_portable_get(uint64_t hash, const tc_portable_code_t *setup, int *taken_p,
                 char *detail, size_t detail_len)
 {
     const tc_ifunc_config_t *config = tc_ifunc_config_get();
@@ -329,7 +331,7 @@ tc_portable_get(uint64_t hash, const tc_portable_code_t *setup, int create,
         entry = kh_val(&tc_portable.table, it);
         goto out;
     }
-    if (!create) {
+    if (taken_p == NULL) {
         goto out;
     }
     if (kh_size(&tc_portable.table) >= config->portable_code) {
@@ -364,6 +366,7 @@ tc_portable_get(uint64_t hash, const tc_portable_code_t *setup, int create,
         goto out;
     }
     kh_val(&tc_portable.table, it) = entry;
+    *taken_p              = 1;
     entry->next_job       = NULL;
     *tc_portable.jobs_tail = entry;
     tc_portable.jobs_tail  = &entry->next_job;
@@ -379,10 +382,10 @@ static tc_portable_code_t *tc_portable_get_or_free(uint64_t hash,
                                                    tc_portable_code_t *setup,
                                                    char *detail, size_t detail_len)
 {
-    tc_portable_code_t *entry = tc_portable_get(hash, setup, 1, detail, detail_len);
+    int taken                 = 0;
+    tc_portable_code_t *entry = tc_portable_get(hash, setup, &taken, detail, detail_len);
 
-    if ((entry == NULL) || (entry->bitcode != setup->bitcode) ||
-        (entry->path != setup->path)) {
+    if (!taken) {
         free(setup->bitcode);
         free(setup->path);
     }
@@ -489,7 +492,7 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
 const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s)
 {
     char detail[8];
-    tc_portable_code_t *entry = tc_portable_get(hash, NULL, 0, detail, sizeof(detail));
+    tc_portable_code_t *entry = tc_portable_get(hash, NULL, NULL, detail, sizeof(detail));
 
     if (jit_setup_s != NULL) {
         *jit_setup_s = tc_portable.jit_setup_s;
@@ -518,7 +521,7 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
         snprintf(detail, detail_len, "portable code in local-only mode");
         return TC_IFUNC_REJECT_DISABLED;
     }
-    entry = tc_portable_get(h->code_hash, NULL, 0, detail, detail_len);
+    entry = tc_portable_get(h->code_hash, NULL, NULL, detail, detail_len);
     if (entry == NULL) {
         pkg = tc_ifunc_frame_pkg(rx, h);
         e   = (pkg != NULL) ? tc_ifunc_pkg_elem(pkg, h->element_id) : NULL;
