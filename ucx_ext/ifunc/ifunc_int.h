@@ -147,6 +147,8 @@ typedef struct tc_portable_code {
     char                    detail[192];
     double                  compile_s;
     int                     counted;     /* compile_s is in a mailbox's stats */
+    int                     own;         /* from our own package's file (what
+                                            `verify` may run), not a peer's bytes */
     struct tc_jit_code      *jit_code;
     /* the job's inputs, freed once compiled: a private copy of the module
      * (trust), or the path of our own package's module (verify) */

@@ -21,7 +21,11 @@
  *    file. In `trust` the module is copied out of the slot once, the copy is
  *    hashed and must match the frame's code_hash, and only the copy is
  *    compiled. So what runs was compiled from bytes only we could write;
- *  - one entry per bitcode hash, compiled once; an entry's state goes
+ *  - two tables: modules compiled from our own packages' files, the only
+ *    ones `verify` runs, and modules compiled from peers' bytes (trust);
+ *    FNV-1a names code, it does not authenticate it, so a peer's module
+ *    that hashes like one of ours never stands in for it;
+ *  - one entry per bitcode hash and table, compiled once; an entry's state goes
  *    COMPILING -> READY or FAILED, once. A FAILED entry rejects every later
  *    frame naming that hash with the same reason, so a bad module costs one
  *    compile, not one per frame;
@@ -60,7 +64,9 @@ KHASH_MAP_INIT_INT64(tc_portable, tc_portable_code_t*)
 static struct {
     pthread_mutex_t     lock;
     pthread_cond_t      cond;          /* a job was queued, or one finished */
-    khash_t(tc_portable) table;        /* hash -> entry */
+    khash_t(tc_portable) tables[2];    /* hash -> entry: [0] compiled from peers'
+                                          bytes (trust), [1] from our own
+                                          packages (what verify runs) */
     int                 table_init;
     tc_portable_code_t  *jobs;         /* FIFO of COMPILING entries */
     tc_portable_code_t  **jobs_tail;
@@ -305,14 +311,19 @@ static void *tc_portable_thread(void *arg)
 
 /* ---- the table ---- */
 
-/* The entry of @a hash, or (@a taken_p not NULL) a new COMPILING one queued
- * with @a setup's inputs, which it takes (*taken_p = 1: from then on they
- * are the compile thread's, which may free them at once); NULL: none, the
- * table full, or no memory (@a detail) */
+/* The entry of @a hash in the table of our own modules (@a own) or of
+ * peers' ones, or (@a taken_p not NULL) a new COMPILING one queued with
+ * @a setup's inputs, which it takes (*taken_p = 1: from then on they are
+ * the compile thread's, which may free them at once); NULL: none, the
+ * tables full, or no memory (@a detail). Two tables, because FNV-1a names
+ * code without authenticating it: a peer's module that hashes like one of
+ * ours must never be what a verifying receiver runs. */
 static tc_portable_code_t *
-tc_portable_get(uint64_t hash, const tc_portable_code_t *setup, int *taken_p,
+tc_portable_get(uint64_t hash, int own, const tc_portable_code_t *setup, int *taken_p,
                 char *detail, size_t detail_len)
 {
+    khash_t(tc_portable) *table = &tc_portable.tables[own ? 1 : 0];
+    unsigned count;
     const tc_ifunc_config_t *config = tc_ifunc_config_get();
     tc_portable_code_t *entry = NULL;
     pthread_attr_t attr;
@@ -322,21 +333,23 @@ tc_portable_get(uint64_t hash, const tc_portable_code_t *setup, int *taken_p,
 
     pthread_mutex_lock(&tc_portable.lock);
     if (!tc_portable.table_init) {
-        kh_init_inplace(tc_portable, &tc_portable.table);
+        kh_init_inplace(tc_portable, &tc_portable.tables[0]);
+        kh_init_inplace(tc_portable, &tc_portable.tables[1]);
         tc_portable.jobs_tail  = &tc_portable.jobs;
         tc_portable.table_init = 1;
     }
-    it = kh_get(tc_portable, &tc_portable.table, hash);
-    if (it != kh_end(&tc_portable.table)) {
-        entry = kh_val(&tc_portable.table, it);
+    it = kh_get(tc_portable, table, hash);
+    if (it != kh_end(table)) {
+        entry = kh_val(table, it);
         goto out;
     }
     if (taken_p == NULL) {
         goto out;
     }
-    if (kh_size(&tc_portable.table) >= config->portable_code) {
+    count = kh_size(&tc_portable.tables[0]) + kh_size(&tc_portable.tables[1]);
+    if (count >= config->portable_code) {
         snprintf(detail, detail_len, "%u modules compiled already "
-                 "(UCX_TC_IFUNC_PORTABLE_CODE)", kh_size(&tc_portable.table));
+                 "(UCX_TC_IFUNC_PORTABLE_CODE)", count);
         goto out;
     }
     if (!tc_portable.thread_started) {
@@ -358,14 +371,14 @@ tc_portable_get(uint64_t hash, const tc_portable_code_t *setup, int *taken_p,
     *entry       = *setup;
     entry->hash  = hash;
     entry->state = TC_PORTABLE_COMPILING;
-    it = kh_put(tc_portable, &tc_portable.table, hash, &ret);
+    it = kh_put(tc_portable, table, hash, &ret);
     if (ret < 0) {
         free(entry);
         entry = NULL;
         snprintf(detail, detail_len, "no memory");
         goto out;
     }
-    kh_val(&tc_portable.table, it) = entry;
+    kh_val(table, it) = entry;
     *taken_p              = 1;
     entry->next_job       = NULL;
     *tc_portable.jobs_tail = entry;
@@ -383,7 +396,8 @@ static tc_portable_code_t *tc_portable_get_or_free(uint64_t hash,
                                                    char *detail, size_t detail_len)
 {
     int taken                 = 0;
-    tc_portable_code_t *entry = tc_portable_get(hash, setup, &taken, detail, detail_len);
+    tc_portable_code_t *entry = tc_portable_get(hash, setup->own, setup, &taken, detail,
+                                                detail_len);
 
     if (!taken) {
         free(setup->bitcode);
@@ -392,10 +406,12 @@ static tc_portable_code_t *tc_portable_get_or_free(uint64_t hash,
     return entry;
 }
 
-/* What a new entry for element @a e's own module needs (verify mode) */
-static tc_ifunc_reject_t tc_portable_own_setup(const tc_ifunc_pkg_h pkg,
+/* Element @a e's own module for this host, if its hash is @a hash: the
+ * only code `verify` runs */
+static tc_ifunc_reject_t tc_portable_own_check(const tc_ifunc_pkg_h pkg,
                                                const tc_ifunc_element_t *e,
-                                               uint64_t hash, tc_portable_code_t *setup,
+                                               uint64_t hash,
+                                               const tc_ifunc_portable_bc_t **bc_p,
                                                char *detail, size_t detail_len)
 {
     const tc_ifunc_portable_bc_t *bc = tc_ifunc_elem_portable(e, tc_portable_host_triple());
@@ -411,7 +427,25 @@ static tc_ifunc_reject_t tc_portable_own_setup(const tc_ifunc_pkg_h pkg,
                  tc_portable_host_triple(), bc->bc_hash);
         return TC_IFUNC_REJECT_HASH;
     }
+    *bc_p = bc;
+    return TC_IFUNC_REJECT_NONE;
+}
+
+/* What a new entry for element @a e's own module needs (verify mode) */
+static tc_ifunc_reject_t tc_portable_own_setup(const tc_ifunc_pkg_h pkg,
+                                               const tc_ifunc_element_t *e,
+                                               uint64_t hash, tc_portable_code_t *setup,
+                                               char *detail, size_t detail_len)
+{
+    const tc_ifunc_portable_bc_t *bc;
+    tc_ifunc_reject_t reason;
+
+    reason = tc_portable_own_check(pkg, e, hash, &bc, detail, detail_len);
+    if (reason != TC_IFUNC_REJECT_NONE) {
+        return reason;
+    }
     memset(setup, 0, sizeof(*setup));
+    setup->own  = 1;
     setup->path = strdup(bc->path);   /* the package may go before the compile */
     if (setup->path == NULL) {
         snprintf(detail, detail_len, "no memory");
@@ -468,8 +502,8 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
         if (bc == NULL) {
             continue;
         }
-        entry = kh_val(&tc_portable.table, kh_get(tc_portable, &tc_portable.table,
-                                                  bc->bc_hash));
+        entry = kh_val(&tc_portable.tables[1],
+                       kh_get(tc_portable, &tc_portable.tables[1], bc->bc_hash));
         while (__atomic_load_n(&entry->state, __ATOMIC_ACQUIRE) ==
                TC_PORTABLE_COMPILING) {
             if (tc_ifunc_now() > deadline) {
@@ -492,7 +526,8 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
 const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s)
 {
     char detail[8];
-    tc_portable_code_t *entry = tc_portable_get(hash, NULL, NULL, detail, sizeof(detail));
+    tc_portable_code_t *entry = tc_portable_get(hash, 1, NULL, NULL, detail,
+                                                sizeof(detail));
 
     if (jit_setup_s != NULL) {
         *jit_setup_s = tc_portable.jit_setup_s;
@@ -509,33 +544,46 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
                                           tc_portable_code_t **entry_p, char *detail,
                                           size_t detail_len)
 {
+    const tc_ifunc_element_t *e       = NULL;
+    const tc_ifunc_portable_bc_t *bc;
     tc_portable_code_t setup, *entry;
-    const tc_ifunc_element_t *e;
+    tc_ifunc_pkg_h pkg                = NULL;
     tc_ifunc_reject_t reason;
     const char *name;
-    tc_ifunc_pkg_h pkg;
+    int state, ret, verify;
     khiter_t it;
-    int state, ret;
 
     if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
         snprintf(detail, detail_len, "portable code in local-only mode");
         return TC_IFUNC_REJECT_DISABLED;
     }
-    entry = tc_portable_get(h->code_hash, NULL, NULL, detail, detail_len);
-    if (entry == NULL) {
+    verify = (rx->security == TC_IFUNC_SECURITY_VERIFY);
+    if (verify) {
+        /* only our own module of that hash, compiled already or not: the
+         * frame's module is never read */
         pkg = tc_ifunc_frame_pkg(rx, h);
         e   = (pkg != NULL) ? tc_ifunc_pkg_elem(pkg, h->element_id) : NULL;
-        if (rx->security == TC_IFUNC_SECURITY_VERIFY) {
-            /* only our own module of that hash: the frame's bytes unread */
-            if (pkg == NULL) {
-                snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
-                return TC_IFUNC_REJECT_UNKNOWN_PKG;
-            }
-            if (e == NULL) {
-                snprintf(detail, detail_len, "package %s has %u elements", pkg->name,
-                         pkg->num_elements);
-                return TC_IFUNC_REJECT_UNKNOWN_ELEMENT;
-            }
+        if (pkg == NULL) {
+            snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
+            return TC_IFUNC_REJECT_UNKNOWN_PKG;
+        }
+        if (e == NULL) {
+            snprintf(detail, detail_len, "package %s has %u elements", pkg->name,
+                     pkg->num_elements);
+            return TC_IFUNC_REJECT_UNKNOWN_ELEMENT;
+        }
+        reason = tc_portable_own_check(pkg, e, h->code_hash, &bc, detail, detail_len);
+        if (reason != TC_IFUNC_REJECT_NONE) {
+            return reason;
+        }
+    }
+    /* trust runs our own module of that hash if we have one, else a peer's */
+    entry = tc_portable_get(h->code_hash, 1, NULL, NULL, detail, detail_len);
+    if ((entry == NULL) && !verify) {
+        entry = tc_portable_get(h->code_hash, 0, NULL, NULL, detail, detail_len);
+    }
+    if (entry == NULL) {
+        if (verify) {
             reason = tc_portable_own_setup(pkg, e, h->code_hash, &setup, detail,
                                            detail_len);
             if (reason != TC_IFUNC_REJECT_NONE) {
