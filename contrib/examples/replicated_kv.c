@@ -19,7 +19,8 @@
  * and chain from the sponsor (the state callbacks), so all three go on from
  * the same cut.
  *
- * Usage: replicated_kv -P PKG_PREFIX [-c COUNT] [-r RATE] [-m local|injected|cached]
+ * Usage: replicated_kv -P PKG_PREFIX [-c COUNT] [-r RATE]
+ *                      [-m local|injected|cached|portable]
  *                      [-J PORT] [-j HOST:PORT] [-w N] [-K N] [-D MS] [-u]
  *   -c  commands this member sends (default 2000), at RATE per second (4000)
  *   -J  admit joiners on PORT + rank;  -j  join the group at HOST:PORT
@@ -254,7 +255,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if ((pkg_prefix == NULL) || (rate <= 0)) {
         fprintf(stderr, "usage: %s -P PKG_PREFIX [-c COUNT] [-r RATE] "
-                "[-m local|injected|cached] [-J PORT] [-j HOST:PORT] [-w N] [-K N] [-D MS] [-u]\n",
+                "[-m local|injected|cached|portable] [-J PORT] [-j HOST:PORT] [-w N] [-K N] [-D MS] [-u]\n",
                 argv[0]);
         return 2;
     }
@@ -295,6 +296,7 @@ int main(int argc, char **argv)
     p.jam_state_size = sizeof(r.state);
     p.jam_mode       = !strcmp(mode, "local")    ? TC_IFUNC_MODE_LOCAL :
                        !strcmp(mode, "injected") ? TC_IFUNC_MODE_INJECTED :
+                       !strcmp(mode, "portable") ? TC_IFUNC_MODE_PORTABLE :
                                                    TC_IFUNC_MODE_CACHED;
     p.jam_ran        = jam_ran;
     p.jam_arg        = &r;

@@ -157,9 +157,6 @@ ucs_status_t group::create(ucp_node &node, const group_params &params, std::uniq
     }
     if (params.jam_mode >= TC_IFUNC_MODE_LAST) {
         local_error = "jam_mode is not a tc_ifunc_mode_t";
-    } else if ((params.jam_mode == TC_IFUNC_MODE_PORTABLE) ||
-               (params.jam_mode == TC_IFUNC_MODE_PORTABLE_CACHED)) {
-        local_error = "Portable jams run in mailboxes; groups do not carry them yet";
     }
     std::shared_ptr<replicated_jams> jams;
     if (!local_error && replicated_jams::create(params, jams) != UCS_OK) {

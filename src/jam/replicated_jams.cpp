@@ -102,6 +102,20 @@ ucs_status_t replicated_jams::create(const group_params &p, std::shared_ptr<repl
         ucs_error("group: cannot create the jam executor: %s", ucs_status_string(status));
         return status;
     }
+    if ((p.jam_mode == TC_IFUNC_MODE_PORTABLE) ||
+        (p.jam_mode == TC_IFUNC_MODE_PORTABLE_CACHED)) {
+        /* every member runs its own modules, compiled now, before it is a
+         * member: a compile at the first delivery would hold the group */
+        for (tc_ifunc_pkg_h pkg : p.jam_packages) {
+            status = tc_ifunc_portable_prepare(pkg, 120.0);
+            if (status != UCS_OK) {
+                ucs_error("group: the Portable jams of %s do not compile here: %s",
+                          tc_ifunc_pkg_name(pkg), ucs_status_string(status));
+                tc_ifunc_exec_destroy(exec);
+                return status;
+            }
+        }
+    }
     out = std::make_shared<replicated_jams>(exec, p);
     return UCS_OK;
 }

@@ -428,12 +428,17 @@ static tc_ifunc_reject_t tc_ifunc_dispatch(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *r
     case TC_FRAME_INJECTED:
         return tc_ifunc_run_injected(rx, ring, h, slot, payload, detail, detail_len);
     case TC_FRAME_PORTABLE:
-        if (!rx->portable_wait) {
-            /* a carrier delivers in one order and cannot hold a frame for
-             * a compile: not in groups (yet) */
-            snprintf(detail, detail_len, "Portable frames travel in mailboxes and "
-                     "caller-managed buffers, not in groups");
+        /* a carrier delivers in one order and cannot hold a frame for a
+         * compile: it carries hashes of modules compiled before; a ring or
+         * a buffer carries the module, and its frame may wait */
+        if (!(h->flags & TC_FRAME_F_HASHES) != !!rx->portable_wait) {
+            snprintf(detail, detail_len, "%s", rx->portable_wait ?
+                     "a Portable frame of module hashes (a group's) in a mailbox" :
+                     "a Portable frame with a module in a group");
             return TC_IFUNC_REJECT_TYPE;
+        }
+        if (h->flags & TC_FRAME_F_HASHES) {
+            return tc_ifunc_run_portable_hashes(rx, h, slot, payload, detail, detail_len);
         }
         return tc_ifunc_run_portable(rx, ring, h, slot, payload, detail, detail_len);
     default: /* TC_FRAME_CACHED; the header check allows nothing else */

@@ -293,7 +293,7 @@ static size_t tc_exec_frame_capacity(tc_ifunc_pkg_h pkg, const tc_ifunc_element_
 {
     const uint32_t hdr_size = (type == TC_FRAME_LOCAL) ? TC_FRAME_COMPACT_LOCAL_HDR :
                                                          TC_FRAME_COMPACT_CACHED_HDR;
-    const int compact       = (type != TC_FRAME_INJECTED) &&
+    const int compact       = (type != TC_FRAME_INJECTED) && (type != TC_FRAME_PORTABLE) &&
                               ((uint64_t)hdr_size + payload_cap <= TC_FRAME_COMPACT_MAX);
     tc_frame_desc_t desc;
 
@@ -303,7 +303,11 @@ static size_t tc_exec_frame_capacity(tc_ifunc_pkg_h pkg, const tc_ifunc_element_
     if (compact) {
         return tc_frame_compact_size(hdr_size, payload_cap);
     }
-    tc_frame_prepare(NULL, pkg, elem, type == TC_FRAME_INJECTED, &desc);
+    if (type == TC_FRAME_PORTABLE) {
+        tc_frame_prepare_portable_hashes(NULL, pkg, elem, &desc);
+    } else {
+        tc_frame_prepare(NULL, pkg, elem, type == TC_FRAME_INJECTED, &desc);
+    }
     return tc_frame_size(&desc, payload_cap);
 }
 
@@ -328,9 +332,11 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
         ucs_error("ifunc: invalid jam mode %d", (int)jam->mode);
         return UCS_ERR_INVALID_PARAM;
     }
-    if (tc_ifunc_mode_portable(jam->mode)) {
-        ucs_error("ifunc: %s %s: Portable jams run in mailboxes; groups do not "
-                  "carry them yet", tc_ifunc_mode_names[jam->mode], elem->name);
+    if (tc_ifunc_mode_portable(jam->mode) &&
+        (tc_ifunc_elem_portable(elem, tc_portable_host_triple()) == NULL)) {
+        ucs_error("ifunc: %s %s: its package has no module for %s (twochains-pkg "
+                  "--portable)", tc_ifunc_mode_names[jam->mode], elem->name,
+                  tc_portable_host_triple());
         return UCS_ERR_UNSUPPORTED;
     }
     if ((jam->mode != TC_IFUNC_MODE_LOCAL) &&
@@ -352,7 +358,8 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
     plan->with_code        = (jam->mode == TC_IFUNC_MODE_INJECTED) ||
                              ((jam->mode == TC_IFUNC_MODE_CACHED) &&
                               !tc_exec_knows(exec, elem->span_hash));
-    plan->type             = plan->with_code ? TC_FRAME_INJECTED :
+    plan->type             = tc_ifunc_mode_portable(jam->mode) ? TC_FRAME_PORTABLE :
+                             plan->with_code ? TC_FRAME_INJECTED :
                              (jam->mode == TC_IFUNC_MODE_LOCAL) ? TC_FRAME_LOCAL :
                                                                   TC_FRAME_CACHED;
     plan->capacity         = tc_exec_frame_capacity(jam->pkg, elem, plan->type,
@@ -388,16 +395,46 @@ ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec
         }
         return status;
     }
-    tc_frame_prepare(frame, jam->pkg, elem, plan->with_code, &desc);
+    if (plan->type == TC_FRAME_PORTABLE) {
+        /* no module: every member runs its own, compiled before it joined */
+        tc_frame_prepare_portable_hashes(frame, jam->pkg, elem, &desc);
+    } else {
+        tc_frame_prepare(frame, jam->pkg, elem, plan->with_code, &desc);
+    }
     status = tc_ifunc_payload_fill(elem, jam->source_args, jam->source_args_size,
                                    frame + desc.payload_offset, plan->payload_capacity,
                                    &payload_size);
     if (status != UCS_OK) {
         return status;
     }
-    flags   = (jam->mode == TC_IFUNC_MODE_CACHED) ? TC_FRAME_F_CACHE : 0;
+    flags   = (jam->mode == TC_IFUNC_MODE_CACHED)    ? TC_FRAME_F_CACHE :
+              (plan->type == TC_FRAME_PORTABLE)      ? TC_FRAME_F_HASHES : 0;
     *size_p = tc_frame_stamp(frame, &desc, plan->type, flags, 0, 0, payload_size);
     return UCS_OK;
+}
+
+/* A group's Portable frame this member rejected by hash: its own build
+ * differs when the frame is consistent (the hash its architecture has in
+ * the table is the sender's own, code_hash: a sender of this architecture)
+ * and names another module than this member's package has. A table entry
+ * that is not the sender's own is corrupt, or from a sender of another
+ * architecture: alike at every member of this one. */
+static int tc_exec_portable_diverges(tc_ifunc_exec_h exec, const tc_frame_hdr_t *h,
+                                     const uint8_t *frame)
+{
+    const tc_ifunc_portable_bc_t *bc;
+    const tc_ifunc_element_t *e;
+    tc_ifunc_pkg_h pkg;
+    uint64_t hash;
+
+    if (exec->num_declared != 0) {
+        return 0;   /* the members compared their packages when they joined */
+    }
+    memcpy(&hash, frame + h->code_offset + 8 * (tc_portable_host_arch() - 1), 8);
+    pkg = tc_ifunc_pkg_find(h->pkg_id);
+    e   = (pkg != NULL) ? tc_ifunc_pkg_elem(pkg, h->element_id) : NULL;
+    bc  = (e != NULL) ? tc_ifunc_elem_portable(e, tc_portable_host_triple()) : NULL;
+    return (bc != NULL) && (hash == h->code_hash) && (hash != bc->bc_hash);
 }
 
 /* Whether a reject depends on this member; the frame passed the header
@@ -421,6 +458,9 @@ static int tc_exec_diverges(tc_ifunc_exec_h exec, tc_ifunc_reject_t reason,
         /* declared packages are the same everywhere */
         return exec->num_declared == 0;
     case TC_IFUNC_REJECT_HASH:
+        if (h->type == TC_FRAME_PORTABLE) {
+            return tc_exec_portable_diverges(exec, h, frame);
+        }
         /* only full frames carry code. This member's build differs when the
          * code is what its own header says and the installed element is
          * another code; a frame whose code does not hash to its header, or

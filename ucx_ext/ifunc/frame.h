@@ -43,7 +43,12 @@
  *                  with TC_FRAME_F_CACHE later Cached frames of the same peer
  *                  name it by that hash. In `verify` the frame's bitcode is
  *                  never read: the receiver compiles its own package's module
- *                  of that hash, or rejects the frame.
+ *                  of that hash, or rejects the frame. In a group
+ *                  (TC_FRAME_F_HASHES) no module travels: the code region
+ *                  holds the hash of each architecture's module, code_hash
+ *                  the sender's, and every member runs its own package's
+ *                  module of the hash its architecture has there, compiled
+ *                  before it joined (the total order cannot wait).
  *  - Cached   (3): element id and code_hash only: the receiver runs the copy
  *                  it cached from an earlier Injected frame of the same peer
  *                  that carried TC_FRAME_F_CACHE. code_offset/size are 0; the
@@ -207,8 +212,15 @@ enum {
     TC_FRAME_F_WDATA    = 0x8,  /* span has writable globals (TC_JAM_F_WRITABLE_DATA) */
     TC_FRAME_F_NAMED    = 0x10, /* pkg_name holds the package name (ucp_ifunc frames) */
     TC_FRAME_F_CHECKED  = 0x20, /* one put: checksum is tc_frame_checked_check() */
-    TC_FRAME_F_ALL      = 0x3f
+    TC_FRAME_F_HASHES   = 0x40, /* Portable, in a group: the code region is the
+                                   hash of each architecture's module, no module */
+    TC_FRAME_F_ALL      = 0x7f
 };
+
+/* A TC_FRAME_F_HASHES code region: the FNV-1a 64 of the element's module
+ * for each architecture (tc_ifunc_arch_t - 1), 0 where the package has none */
+#define TC_FRAME_ARCHS       2u
+#define TC_FRAME_HASHES_SIZE (8u * TC_FRAME_ARCHS)
 
 typedef struct tc_frame_hdr {
     uint64_t signal;          /*   0 TC_FRAME_SIGNAL(seq), written last */

@@ -609,6 +609,13 @@ void tc_frame_prepare_portable(uint8_t *frame, tc_ifunc_pkg_h pkg,
                                uint32_t size, uint32_t capacity, uint64_t hash,
                                tc_frame_desc_t *desc);
 
+/* A Portable frame for a group (stamped with TC_FRAME_F_HASHES): the hash
+ * of the element's module for each architecture in the code region, the
+ * host's as code_hash */
+void tc_frame_prepare_portable_hashes(uint8_t *frame, tc_ifunc_pkg_h pkg,
+                                      const tc_ifunc_element_t *elem,
+                                      tc_frame_desc_t *desc);
+
 /* Bytes a frame of @a desc needs for @a payload_size bytes of payload */
 static inline uint32_t tc_frame_size(const tc_frame_desc_t *desc,
                                            uint32_t payload_size)
@@ -731,6 +738,14 @@ uint8_t *tc_portable_read_module(const char *path, uint64_t hash, size_t *size_p
  * NULL): the time the first compile spent loading LLVM and creating the
  * JIT, which no module's compile_s includes (benchmarks) */
 const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s);
+
+/* Run (or reject) a group's Portable frame (TC_FRAME_F_HASHES): this
+ * member's own package's module of the hash its architecture has in the
+ * frame, compiled before the group (tc_ifunc_portable_prepare), or now,
+ * holding the caller, when it was not */
+tc_ifunc_reject_t tc_ifunc_run_portable_hashes(tc_ifunc_rx_t *rx, const tc_frame_hdr_t *h,
+                                               const uint8_t *frame, void *payload,
+                                               char *detail, size_t detail_len);
 
 /* The registered package a frame names; one it names by name may be
  * registered now (rx->autoload, as the public API does on arrival) */

@@ -471,6 +471,24 @@ static void tc_portable_wait_a_little(void)
     pthread_cond_timedwait(&tc_portable.cond, &tc_portable.lock, &ts);
 }
 
+/* The state of @a entry once final, or COMPILING after @a timeout_s */
+static int tc_portable_wait(tc_portable_code_t *entry, double timeout_s)
+{
+    double deadline = tc_ifunc_now() + timeout_s;
+    int state       = __atomic_load_n(&entry->state, __ATOMIC_ACQUIRE);
+
+    if (state != TC_PORTABLE_COMPILING) {
+        return state;
+    }
+    pthread_mutex_lock(&tc_portable.lock);
+    while (((state = __atomic_load_n(&entry->state, __ATOMIC_ACQUIRE)) ==
+            TC_PORTABLE_COMPILING) && (tc_ifunc_now() < deadline)) {
+        tc_portable_wait_a_little();
+    }
+    pthread_mutex_unlock(&tc_portable.lock);
+    return state;
+}
+
 ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
 {
     double deadline = tc_ifunc_now() + timeout_s;
@@ -479,6 +497,7 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
     tc_portable_code_t setup, *entry;
     char detail[192];
     unsigned i;
+    int state;
 
     for (i = 0; i < pkg->num_elements; ++i) {
         bc = tc_ifunc_elem_portable(&pkg->elements[i], tc_portable_host_triple());
@@ -496,30 +515,23 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
         }
     }
     /* wait for every one of them */
-    pthread_mutex_lock(&tc_portable.lock);
     for (i = 0; i < pkg->num_elements; ++i) {
         bc = tc_ifunc_elem_portable(&pkg->elements[i], tc_portable_host_triple());
         if (bc == NULL) {
             continue;
         }
-        entry = kh_val(&tc_portable.tables[1],
-                       kh_get(tc_portable, &tc_portable.tables[1], bc->bc_hash));
-        while (__atomic_load_n(&entry->state, __ATOMIC_ACQUIRE) ==
-               TC_PORTABLE_COMPILING) {
-            if (tc_ifunc_now() > deadline) {
-                pthread_mutex_unlock(&tc_portable.lock);
-                return UCS_ERR_TIMED_OUT;
-            }
-            tc_portable_wait_a_little();
+        entry = tc_portable_get(bc->bc_hash, 1, NULL, NULL, detail, sizeof(detail));
+        state = tc_portable_wait(entry, deadline - tc_ifunc_now());
+        if (state == TC_PORTABLE_COMPILING) {
+            return UCS_ERR_TIMED_OUT;
         }
-        if (entry->state == TC_PORTABLE_FAILED) {
+        if (state == TC_PORTABLE_FAILED) {
             ucs_error("ifunc: %s.%s does not compile here: %s: %s", pkg->name,
                       pkg->elements[i].name, tc_ifunc_reject_name(entry->reason),
                       entry->detail);
             status = UCS_ERR_INVALID_PARAM;
         }
     }
-    pthread_mutex_unlock(&tc_portable.lock);
     return status;
 }
 
@@ -556,6 +568,11 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
     if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
         snprintf(detail, detail_len, "portable code in local-only mode");
         return TC_IFUNC_REJECT_DISABLED;
+    }
+    if (h->flags & TC_FRAME_F_HASHES) {
+        snprintf(detail, detail_len, "a Portable frame of module hashes (a group's) "
+                 "where a module travels");
+        return TC_IFUNC_REJECT_TYPE;
     }
     verify = (rx->security == TC_IFUNC_SECURITY_VERIFY);
     if (verify) {
@@ -663,6 +680,74 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
         }
     }
     *entry_p = entry;
+    return TC_IFUNC_REJECT_NONE;
+}
+
+tc_ifunc_reject_t tc_ifunc_run_portable_hashes(tc_ifunc_rx_t *rx, const tc_frame_hdr_t *h,
+                                               const uint8_t *frame, void *payload,
+                                               char *detail, size_t detail_len)
+{
+    const tc_ifunc_portable_bc_t *bc;
+    const tc_ifunc_element_t *e;
+    tc_portable_code_t setup, *entry;
+    tc_ifunc_reject_t reason;
+    tc_ifunc_pkg_h pkg;
+    uint64_t hash;
+    int state;
+
+    if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
+        snprintf(detail, detail_len, "portable code in local-only mode");
+        return TC_IFUNC_REJECT_DISABLED;
+    }
+    /* read once: the hash our architecture has in the table */
+    memcpy(&hash, frame + h->code_offset + 8 * (tc_portable_host_arch() - 1), 8);
+    pkg = tc_ifunc_frame_pkg(rx, h);
+    e   = (pkg != NULL) ? tc_ifunc_pkg_elem(pkg, h->element_id) : NULL;
+    if (pkg == NULL) {
+        snprintf(detail, detail_len, "package %016" PRIx64, h->pkg_id);
+        return TC_IFUNC_REJECT_UNKNOWN_PKG;
+    }
+    if (e == NULL) {
+        snprintf(detail, detail_len, "package %s has %u elements", pkg->name,
+                 pkg->num_elements);
+        return TC_IFUNC_REJECT_UNKNOWN_ELEMENT;
+    }
+    if (hash == 0) {
+        snprintf(detail, detail_len, "the sender's %s.%s has no module for %s", pkg->name,
+                 e->name, tc_portable_host_triple());
+        return TC_IFUNC_REJECT_HASH;
+    }
+    reason = tc_portable_own_check(pkg, e, hash, &bc, detail, detail_len);
+    if (reason != TC_IFUNC_REJECT_NONE) {
+        return reason;
+    }
+    entry = tc_portable_get(hash, 1, NULL, NULL, detail, detail_len);
+    if (entry == NULL) {
+        reason = tc_portable_own_setup(pkg, e, hash, &setup, detail, detail_len);
+        if (reason != TC_IFUNC_REJECT_NONE) {
+            return reason;
+        }
+        entry = tc_portable_get_or_free(hash, &setup, detail, detail_len);
+        if (entry == NULL) {
+            return TC_IFUNC_REJECT_RESOURCE;
+        }
+    }
+    /* a member that did not prepare compiles now: the total order cannot
+     * let a later message pass this one */
+    state = tc_portable_wait(entry, 60.0);
+    if (state == TC_PORTABLE_COMPILING) {
+        snprintf(detail, detail_len, "module %016" PRIx64 " still compiling after 60 s",
+                 hash);
+        return TC_IFUNC_REJECT_RESOURCE;
+    }
+    if (state == TC_PORTABLE_FAILED) {
+        snprintf(detail, detail_len, "%s", entry->detail);
+        return entry->reason;
+    }
+    if (!rx->install_only) {
+        ((tc_jam_main_fn_t)(void*)entry->entry.code)(payload, h->payload_size,
+                                                     rx->target_args);
+    }
     return TC_IFUNC_REJECT_NONE;
 }
 

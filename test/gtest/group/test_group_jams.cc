@@ -93,7 +93,7 @@ std::vector<std::tuple<std::string, int, std::string>> mode_cases()
     std::vector<std::tuple<std::string, int, std::string>> v;
     for (const char *tls : {"posix,self", "tcp,self"}) {
         for (int n : {2, 3, 5}) {
-            for (const char *mode : {"local", "injected", "cached"}) {
+            for (const char *mode : {"local", "injected", "cached", "portable"}) {
                 v.emplace_back(tls, n, mode);
             }
         }
@@ -140,6 +140,24 @@ TEST_P(jams_faults, a_member_dies_during_a_code_shipping_message)
     EXPECT_NE(std::string::npos, c.at(2).text.find("killing myself after 1 commands"))
             << c.all_output();
     expect_replicas_agree(c, {0, 1});
+}
+
+/* The same with Portable jams: every member runs its own package's module
+ * of the hash its architecture has in each frame, compiled before it became
+ * a member; the joiner too */
+TEST_P(jams_faults, a_killed_member_and_a_joiner_with_portable_jams)
+{
+    const int base = free_port_base(3);
+    ASSERT_NE(0, base);
+    cluster c(3, GetParam(),
+              kv_args("-m portable -c 3000 -r 3000 -w 1 -J " + std::to_string(base)),
+              {{2, "TCKV_ARGS=-K 800"}}, kBinary);
+    ASSERT_TRUE(c.wait_for({0, 1}, "view 2", 30s)) << c.all_output();
+    const int j = c.start_joiner(
+            kv_args("-m portable -c 500 -r 3000 -j 127.0.0.1:" + std::to_string(base)));
+    c.wait_all(90s);
+    EXPECT_NE(std::string::npos, c.at(j).text.find("state received")) << c.all_output();
+    expect_replicas_agree(c, {0, 1, j});
 }
 
 INSTANTIATE_TEST_SUITE_P(tl, jams_faults, ::testing::Values("posix,self", "tcp,self"),
