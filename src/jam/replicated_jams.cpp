@@ -51,8 +51,13 @@ replicated_jams::replicated_jams(tc_ifunc_exec_h exec, const group_params &p)
 uint64_t replicated_jams::packages_digest(const group_params &p)
 {
     std::vector<std::pair<uint64_t, uint64_t>> codes;
+    /* Portable jams run each member's own module of one bitcode: their
+     * hashes are what must agree, whatever architecture compiled them */
+    const bool portable = (p.jam_mode == TC_IFUNC_MODE_PORTABLE) ||
+                          (p.jam_mode == TC_IFUNC_MODE_PORTABLE_CACHED);
     for (tc_ifunc_pkg_h pkg : p.jam_packages) {
-        codes.emplace_back(tc_ifunc_pkg_id(pkg), tc_ifunc_pkg_code_digest(pkg));
+        codes.emplace_back(tc_ifunc_pkg_id(pkg), portable ? tc_ifunc_pkg_portable_digest(pkg) :
+                                                            tc_ifunc_pkg_code_digest(pkg));
     }
     std::sort(codes.begin(), codes.end());
     uint64_t h = 0;

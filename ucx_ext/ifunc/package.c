@@ -142,6 +142,23 @@ uint64_t tc_ifunc_pkg_code_digest(tc_ifunc_pkg_h pkg)
     return h;
 }
 
+uint64_t tc_ifunc_pkg_portable_digest(tc_ifunc_pkg_h pkg)
+{
+    uint64_t h = tc_fnv1a64(pkg->name, strlen(pkg->name));
+    const tc_ifunc_portable_bc_t *bc;
+    unsigned i, k;
+
+    for (i = 0; i < pkg->num_elements; ++i) {
+        h = tc_fnv1a64_update(h, pkg->elements[i].name, strlen(pkg->elements[i].name) + 1);
+        for (k = 0; k < pkg->elements[i].num_portable; ++k) {
+            bc = &pkg->elements[i].portable[k];
+            h  = tc_fnv1a64_update(h, bc->triple, strlen(bc->triple) + 1);
+            h  = tc_fnv1a64_update(h, &bc->bc_hash, sizeof(bc->bc_hash));
+        }
+    }
+    return h;
+}
+
 uint64_t tc_ifunc_pkg_build_id(tc_ifunc_pkg_h pkg)
 {
     return pkg->build_id;

@@ -179,7 +179,8 @@ protected:
         const std::string cmd = tc_test::build_path("toolchain/twochains-pkg") +
                                 " build --name tckv --src " TC_SRCDIR "/test/packages/tckv "
                                 "--prefix " + altered_ +
-                                " --cflags -DTCKV_ALTERED_BUILD=1 >/dev/null";
+                                " --cflags -DTCKV_ALTERED_BUILD=1"
+                                " --portable x86_64-linux-gnu,aarch64-linux-gnu >/dev/null";
         ASSERT_EQ(0, std::system(cmd.c_str())) << cmd;
     }
     static void TearDownTestSuite()
@@ -202,6 +203,37 @@ TEST_F(jams_mismatch, a_declared_package_that_differs_fails_creation_everywhere)
     }
     EXPECT_NE(std::string::npos, c.all_output().find("jam packages (their code differs)"))
             << c.all_output();
+}
+
+/* The same in Portable mode, where the members compare their modules'
+ * hashes (the same on every architecture) rather than their machine code */
+TEST_F(jams_mismatch, a_declared_package_whose_modules_differ_fails_creation_everywhere)
+{
+    cluster c(3, "posix,self", kv_args("-m portable -c 100"), {{1, "TCKV_PKGS=" + altered_}},
+              kBinary);
+    c.wait_all(60s);
+    for (int r = 0; r < 3; ++r) {
+        EXPECT_EQ(1, c.at(r).exit_code) << c.all_output();
+        EXPECT_NE(std::string::npos, c.at(r).text.find("create failed: Invalid parameter"))
+                << c.all_output();
+    }
+    EXPECT_NE(std::string::npos, c.all_output().find("jam packages (their code differs)"))
+            << c.all_output();
+}
+
+/* An undeclared package whose module differs: the odd member receives a
+ * frame naming, for its architecture, the sender's module and not its own,
+ * and leaves; the others go on to one state */
+TEST_F(jams_mismatch, an_undeclared_portable_package_that_differs_makes_that_member_leave)
+{
+    cluster c(3, "posix,self", kv_args("-m portable -u -c 600 -r 3000"),
+              {{1, "TCKV_PKGS=" + altered_}, {1, "TCKV_ARGS=-c 0"}}, kBinary);
+    c.wait_all(90s);
+    const auto &odd = c.at(1);
+    EXPECT_NE(std::string::npos, odd.text.find("it leaves the group rather than diverge"))
+            << c.all_output();
+    EXPECT_EQ(1, odd.exit_code) << c.all_output();
+    expect_replicas_agree(c, {0, 2});
 }
 
 TEST_F(jams_mismatch, an_undeclared_package_that_differs_makes_that_member_leave)

@@ -179,6 +179,11 @@ uint64_t tc_ifunc_pkg_build_id(tc_ifunc_pkg_h pkg);
 /** FNV-1a 64 over the package name and every element's name and code hash:
  *  equal where the jams are the same code, whatever the build id says */
 uint64_t tc_ifunc_pkg_code_digest(tc_ifunc_pkg_h pkg);
+/** FNV-1a 64 over the package name, every element's name and the hash of
+ *  its module for every triple (twochains-pkg --portable): equal where the
+ *  Portable jams are the same, on every architecture (the machine code,
+ *  and so tc_ifunc_pkg_code_digest, differs between architectures) */
+uint64_t tc_ifunc_pkg_portable_digest(tc_ifunc_pkg_h pkg);
 unsigned tc_ifunc_pkg_element_count(tc_ifunc_pkg_h pkg);
 
 /** Element id of jam @a name; UCS_ERR_NO_ELEM when the package has none. */
