@@ -288,6 +288,31 @@ unsigned tc_ifunc_exec_codes(tc_ifunc_exec_h exec)
 
 /* Bytes a frame of @a type with @a payload_cap bytes of payload reserves:
  * compact without code when it fits (*@a compact_p), else a full frame */
+/* A Portable frame for a group (stamped with TC_FRAME_F_HASHES): the hash
+ * of the element's module for each architecture in the code region, the
+ * host's as code_hash. It lives here, not in frame.c, so that the framing
+ * stays free of packages (the frame fuzzer builds frame.c alone). */
+static void tc_exec_prepare_portable_hashes(uint8_t *frame, tc_ifunc_pkg_h pkg,
+                                           const tc_ifunc_element_t *elem,
+                                           tc_frame_desc_t *desc)
+{
+    uint64_t hashes[TC_FRAME_ARCHS] = {0};
+    const tc_ifunc_portable_bc_t *bc;
+    unsigned arch;
+
+    for (arch = TC_IFUNC_ARCH_UNKNOWN + 1; arch < TC_IFUNC_ARCH_LAST; ++arch) {
+        bc = tc_ifunc_elem_portable(elem, tc_portable_arch_triple(arch));
+        hashes[arch - 1] = (bc != NULL) ? bc->bc_hash : 0;
+    }
+    /* the region of a module as large as the table, and the table in it */
+    tc_frame_prepare_portable(frame, pkg, elem, NULL, TC_FRAME_HASHES_SIZE,
+                              TC_FRAME_HASHES_SIZE, hashes[tc_portable_host_arch() - 1],
+                              desc);
+    if (frame != NULL) {
+        memcpy(frame + desc->code_offset, hashes, sizeof(hashes));
+    }
+}
+
 static size_t tc_exec_frame_capacity(tc_ifunc_pkg_h pkg, const tc_ifunc_element_t *elem,
                                      uint8_t type, uint32_t payload_cap, uint8_t *compact_p)
 {
@@ -304,7 +329,7 @@ static size_t tc_exec_frame_capacity(tc_ifunc_pkg_h pkg, const tc_ifunc_element_
         return tc_frame_compact_size(hdr_size, payload_cap);
     }
     if (type == TC_FRAME_PORTABLE) {
-        tc_frame_prepare_portable_hashes(NULL, pkg, elem, &desc);
+        tc_exec_prepare_portable_hashes(NULL, pkg, elem, &desc);
     } else {
         tc_frame_prepare(NULL, pkg, elem, type == TC_FRAME_INJECTED, &desc);
     }
@@ -397,7 +422,7 @@ ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec
     }
     if (plan->type == TC_FRAME_PORTABLE) {
         /* no module: every member runs its own, compiled before it joined */
-        tc_frame_prepare_portable_hashes(frame, jam->pkg, elem, &desc);
+        tc_exec_prepare_portable_hashes(frame, jam->pkg, elem, &desc);
     } else {
         tc_frame_prepare(frame, jam->pkg, elem, plan->with_code, &desc);
     }

@@ -89,27 +89,6 @@ void tc_frame_prepare_portable(uint8_t *frame, tc_ifunc_pkg_h pkg,
     }
 }
 
-void tc_frame_prepare_portable_hashes(uint8_t *frame, tc_ifunc_pkg_h pkg,
-                                      const tc_ifunc_element_t *elem,
-                                      tc_frame_desc_t *desc)
-{
-    uint64_t hashes[TC_FRAME_ARCHS] = {0};
-    const tc_ifunc_portable_bc_t *bc;
-    unsigned arch;
-
-    for (arch = TC_IFUNC_ARCH_UNKNOWN + 1; arch < TC_IFUNC_ARCH_LAST; ++arch) {
-        bc = tc_ifunc_elem_portable(elem, tc_portable_arch_triple(arch));
-        hashes[arch - 1] = (bc != NULL) ? bc->bc_hash : 0;
-    }
-    /* the region of a module as large as the table, and the table in it */
-    tc_frame_prepare_portable(frame, pkg, elem, NULL, TC_FRAME_HASHES_SIZE,
-                              TC_FRAME_HASHES_SIZE, hashes[tc_portable_host_arch() - 1],
-                              desc);
-    if (frame != NULL) {
-        memcpy(frame + desc->code_offset, hashes, sizeof(hashes));
-    }
-}
-
 uint32_t tc_frame_stamp(uint8_t *frame, const tc_frame_desc_t *desc,
                               tc_frame_type_t type, uint32_t flags, uint32_t seq,
                               uint32_t sender, uint32_t payload_size)

@@ -609,13 +609,6 @@ void tc_frame_prepare_portable(uint8_t *frame, tc_ifunc_pkg_h pkg,
                                uint32_t size, uint32_t capacity, uint64_t hash,
                                tc_frame_desc_t *desc);
 
-/* A Portable frame for a group (stamped with TC_FRAME_F_HASHES): the hash
- * of the element's module for each architecture in the code region, the
- * host's as code_hash */
-void tc_frame_prepare_portable_hashes(uint8_t *frame, tc_ifunc_pkg_h pkg,
-                                      const tc_ifunc_element_t *elem,
-                                      tc_frame_desc_t *desc);
-
 /* Bytes a frame of @a desc needs for @a payload_size bytes of payload */
 static inline uint32_t tc_frame_size(const tc_frame_desc_t *desc,
                                            uint32_t payload_size)
