@@ -21,6 +21,7 @@ TC_PACKAGES=(
     clang                 # warning-clean check with a second compiler, libFuzzer
     llvm-14-dev llvm-14   # LLVM 14 = Debian 12's default clang: bitcode for portable jams (clang-14, llvm-nm-14) and the receiver's ORC JIT (libLLVM-14); a bitcode reader reads only its own or older releases
     gcc-aarch64-linux-gnu # toolchain: cross-build jams for the paper's platform
+    g++-aarch64-linux-gnu # the replication layer (C++) for an aarch64 group member
     libc6-dev-arm64-cross # its C library headers (stdint.h) for the cross build
     qemu-user             # run the aarch64 jam execution tests
     openmpi-bin libopenmpi-dev  # MPI + OpenSHMEM examples beside the library, one UCX

@@ -438,9 +438,13 @@ void package_build(const build_options &o)
         bc_version = bitcode_compiler_version(bc_cc);
     }
 
-    /* build id: tool version, options, API headers and every source */
+    /* build id: the tool itself, options, API headers and every source. The
+     * tool is hashed whole, not named by its version: a rebuilt tool may
+     * compile the same sources to other bytes, and a package it did not
+     * build must not pass as up to date. */
     fnv1a64 bid;
     bid.update_field("twochains-pkg " TC_PKG_VERSION);
+    bid.update_field(read_file("/proc/self/exe"));
     bid.update_field(P);
     bid.update_field(o.ifunc_source.empty() ? "jam contract" : "public ifunc contract");
     bid.update_field(arch_name(arch));

@@ -10,7 +10,7 @@
 #
 # Usage: replicated_kv_demo.sh KV_BINARY PKG_PREFIX [MODE]
 #   UCX_TLS picks the transport (default posix,self); MODE: local, injected,
-#   cached (default)
+#   cached (default), portable
 # Exit 0 when every live member agrees, 1 otherwise.
 set -euo pipefail
 kv=$1 pkgs=$2 mode=${3:-cached}

@@ -14,45 +14,17 @@
 set -euo pipefail
 : "${TC_SRCDIR:?}" "${TC_BUILDDIR:?}"
 
-skip() { echo "SKIP: $*"; exit 77; }
-command -v aarch64-linux-gnu-gcc >/dev/null || skip "no aarch64-linux-gnu-gcc (gcc-aarch64-linux-gnu)"
-command -v qemu-aarch64 >/dev/null || skip "no qemu-aarch64 (qemu-user)"
-[ -e /usr/lib/aarch64-linux-gnu/libucp.so ] ||
-    skip "no arm64 UCX (dpkg --add-architecture arm64; apt-get install libucx-dev:arm64)"
-[ -e /usr/lib/aarch64-linux-gnu/libcrypto.so ] ||
-    skip "no arm64 libcrypto (dpkg --add-architecture arm64; apt-get install libssl-dev:arm64)"
-
 work=$(mktemp -d /tmp/tc-aarch64.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-src=$TC_SRCDIR/ucx_ext
-mk() { sed -n "s/^$1 = //p" "$TC_BUILDDIR/test/Makefile"; }
-# the library's own source list, less PMIx (no arm64 PMIx here)
-lib_sources=()
-# (outside the calling make's MAKEFLAGS, which would add directory chatter)
-for f in $(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-           make -s --no-print-directory -C "$TC_BUILDDIR/ucx_ext" print-sources); do
-    case "$f" in
-        bootstrap/boot_pmix.c) ;;
-        *.c) lib_sources+=("$src/$f") ;;
-    esac
-done
-# the project's own language and warning flags (same gcc release), no sanitizers
-read -r -a cflags <<<"$(mk TC_CFLAGS_STD) $(mk TC_WARN_CFLAGS)"
-aarch64-linux-gnu-gcc "${cflags[@]}" -O2 -g -pthread \
-    -I"$src/api" -I"$TC_BUILDDIR/ucx_ext/api" -I"$src" -I"$TC_SRCDIR/toolchain/api" \
-    -I"$TC_SRCDIR/test/packages/tcbench" -DTC_BUILDDIR="\"$work\"" \
-    "${lib_sources[@]}" \
-    "$TC_SRCDIR/test/helpers/ifunc_probe.c" -o "$work/ifunc_probe" -lucp -luct -lucs -lcrypto -ldl -lm
-"$TC_BUILDDIR/toolchain/twochains-pkg" build --name tcbench --src "$TC_SRCDIR/test/packages/tcbench" \
-    --prefix "$work/pkgs" --target aarch64 --portable x86_64-linux-gnu,aarch64-linux-gnu >/dev/null
-# The Portable receiver's JIT module for aarch64, against Debian's arm64
-# libLLVM-14 (libllvm14:arm64, multiarch), beside the probe that loads it
-llvm_a64=/usr/lib/aarch64-linux-gnu/libLLVM-14.so.1
-[ -e "$llvm_a64" ] ||
-    skip "no arm64 libLLVM-14 (dpkg --add-architecture arm64; apt-get install libllvm14:arm64)"
-aarch64-linux-gnu-gcc "${cflags[@]}" -O2 -g -fPIC -shared \
-    -I"$src/api" -I"$TC_BUILDDIR/ucx_ext/api" -I"$src" -I"$(llvm-config-14 --includedir)" \
-    "$src/ifunc/jit_orc.c" -o "$work/libtwochains_jit.so" "$llvm_a64"
+a64=$work
+# shellcheck source=test/arm/aarch64_build.sh
+source "$TC_SRCDIR/test/arm/aarch64_build.sh"
+a64_require
+a64_build_runtime
+a64_build_pkg tcbench
+a64_build_jit
+a64_cflags="-I$TC_SRCDIR/test/packages/tcbench -DTC_BUILDDIR=\"$work\""
+a64_link "$work/ifunc_probe" "$TC_SRCDIR/test/helpers/ifunc_probe.c"
 
 failed=0
 # TLS | probe arguments | processes | wait policy
