@@ -155,7 +155,9 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
 
     {"PORTABLE_CODE", "256",
      "Modules a process keeps compiled (Portable frames, one per bitcode hash).\n"
-     "When it is full, a new module is a reject ('resource').",
+     "When it is full, a new module evicts the least recently run one that is\n"
+     "not held (compiling, named by a ring's Cached frames, prepared for a group,\n"
+     "or running); when every one is held, a new module is a reject ('resource').",
      ucs_offsetof(tc_ifunc_config_t, portable_code), UCS_CONFIG_TYPE_UINT},
 
     {"PUBLIC_CODE", "injected",

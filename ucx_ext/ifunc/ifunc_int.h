@@ -150,6 +150,8 @@ typedef struct tc_portable_code {
     int                     own;         /* from our own package's file (what
                                             `verify` may run), not a peer's bytes */
     struct tc_jit_code      *jit_code;
+    unsigned                users;       /* polls running it now (eviction waits) */
+    int                     prepared;    /* pinned by tc_ifunc_portable_prepare */
     /* the job's inputs, freed once compiled: a private copy of the module
      * (trust), or the path of our own package's module (verify) */
     uint8_t                 *bitcode;
@@ -242,7 +244,8 @@ typedef struct tc_ifunc_ring {
     khash_t(tc_cached) cached;          /* code_hash -> code, for Cached frames */
     tc_ifunc_link_t    *links;
     uint32_t           warned;          /* reasons already logged (bits) */
-    tc_portable_code_t *portable_wait;  /* the module its head frame waits for */
+    int                portable_waiting;  /* its head frame waits for a compile... */
+    uint64_t           portable_wait_for; /* ... of the module of this hash */
 } tc_ifunc_ring_t;
 
 TC_STATIC_ASSERT(TC_IFUNC_REJECT_LAST <= 32, "warned bits");
@@ -712,8 +715,9 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
                                           tc_portable_code_t **entry_p, char *detail,
                                           size_t detail_len);
 
-/* The call of a staged frame (nothing with install_only) */
-void tc_ifunc_portable_run(tc_ifunc_rx_t *rx, const tc_portable_code_t *entry,
+/* The call of a staged frame (nothing with install_only), which lets go
+ * of the entry the stage held: every successful stage is followed by it */
+void tc_ifunc_portable_run(tc_ifunc_rx_t *rx, tc_portable_code_t *entry,
                            void *payload, uint32_t payload_size);
 
 /* Both: run (or reject) a Portable frame; TC_IFUNC_PORTABLE_WAIT while its
@@ -727,7 +731,8 @@ tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring
 uint8_t *tc_portable_read_module(const char *path, uint64_t hash, size_t *size_p,
                                  char *detail, size_t detail_len);
 
-/* The compiled module of @a hash, NULL unless ready; @a jit_setup_s (may be
+/* The compiled module of @a hash, NULL unless ready, not held (benchmarks
+ * that compile fewer modules than the bound); @a jit_setup_s (may be
  * NULL): the time the first compile spent loading LLVM and creating the
  * JIT, which no module's compile_s includes (benchmarks) */
 const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s);

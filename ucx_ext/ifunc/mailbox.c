@@ -477,8 +477,9 @@ void tc_ifunc_stats_print(const tc_ifunc_stats_t *s, FILE *stream, const char *p
     if ((s->frames[TC_IFUNC_FRAME_PORTABLE] != 0) || (s->portable_compiles != 0)) {
         fprintf(stream, "%sframes run: portable %" PRIu64 "; %" PRIu64 " modules "
                 "compiled in %.6f s (off the poll), %" PRIu64 " polls found a compile "
-                "running\n", prefix, s->frames[TC_IFUNC_FRAME_PORTABLE],
-                s->portable_compiles, s->portable_compile_s, s->portable_waits);
+                "running, %" PRIu64 " modules evicted\n", prefix,
+                s->frames[TC_IFUNC_FRAME_PORTABLE], s->portable_compiles,
+                s->portable_compile_s, s->portable_waits, s->portable_evictions);
     }
     for (i = 1; i < TC_IFUNC_REJECT_LAST; ++i) {
         if (s->rejects[i] != 0) {

@@ -31,8 +31,16 @@
  *    compile, not one per frame;
  *  - externals resolve only to UCX_TC_IFUNC_PORTABLE_ALLOW (from the
  *    process) and to the symbols of registered packages' rieds;
- *  - entries are never freed while the process runs (rings name them for
- *    Cached frames); the table is bounded by UCX_TC_IFUNC_PORTABLE_CODE.
+ *  - the tables together hold at most UCX_TC_IFUNC_PORTABLE_CODE entries;
+ *    when they are full, a new module evicts the least recently used entry
+ *    that nothing holds, as the code cache does: not one still compiling,
+ *    not one a ring names for Cached frames (pins: its sender names it by
+ *    hash alone), not one a group prepared (pinned for the process's life:
+ *    its delivery must not wait for a compile), not one a poll is running
+ *    (users, taken under the lock by the lookup and dropped after the
+ *    call). Only the compile thread releases compiled code (it owns the
+ *    JIT): an evicted entry is handed to it. When nothing can be evicted, a
+ *    new module is a reject ('resource').
  */
 #ifndef _GNU_SOURCE
 #  define _GNU_SOURCE   /* dladdr: where this library is, to find the JIT beside it */
@@ -69,6 +77,9 @@ static struct {
                                           packages (what verify runs) */
     int                 table_init;
     tc_portable_code_t  *jobs;         /* FIFO of COMPILING entries */
+    tc_portable_code_t  *evicted;      /* entries whose code the compile thread
+                                          releases (linked by next_job) */
+    uint64_t            tick;          /* for least-recently-used eviction */
     tc_portable_code_t  **jobs_tail;
     int                 thread_started;
     const tc_jit_ops_t  *ops;          /* compile thread only, after loading */
@@ -286,6 +297,15 @@ static void tc_portable_compile(tc_portable_code_t *entry)
                      __ATOMIC_RELEASE);
 }
 
+/* An entry out of the tables, and its code (compile thread: the JIT's) */
+static void tc_portable_free(tc_portable_code_t *entry)
+{
+    if (entry->jit_code != NULL) {
+        tc_portable.ops->release(tc_portable.jit, entry->jit_code);
+    }
+    free(entry);
+}
+
 static void *tc_portable_thread(void *arg)
 {
     tc_portable_code_t *entry;
@@ -293,8 +313,18 @@ static void *tc_portable_thread(void *arg)
     (void)arg;
     pthread_mutex_lock(&tc_portable.lock);
     for (;;) {
-        while (tc_portable.jobs == NULL) {
+        while ((tc_portable.jobs == NULL) && (tc_portable.evicted == NULL)) {
             pthread_cond_wait(&tc_portable.cond, &tc_portable.lock);
+        }
+        while (tc_portable.evicted != NULL) {
+            entry               = tc_portable.evicted;
+            tc_portable.evicted = entry->next_job;
+            pthread_mutex_unlock(&tc_portable.lock);
+            tc_portable_free(entry);
+            pthread_mutex_lock(&tc_portable.lock);
+        }
+        if (tc_portable.jobs == NULL) {
+            continue;
         }
         entry            = tc_portable.jobs;
         tc_portable.jobs = entry->next_job;
@@ -311,16 +341,62 @@ static void *tc_portable_thread(void *arg)
 
 /* ---- the table ---- */
 
+/* Under the lock: drop the least recently used entry that nothing holds
+ * (the invariants above); 0 if every entry is held */
+static int tc_portable_evict(void)
+{
+    tc_portable_code_t *victim = NULL, *entry;
+    khash_t(tc_portable) *victim_table = NULL;
+    unsigned t;
+    khiter_t it;
+
+    for (t = 0; t < 2; ++t) {
+        kh_foreach_value(&tc_portable.tables[t], entry, {
+            if ((__atomic_load_n(&entry->state, __ATOMIC_ACQUIRE) != TC_PORTABLE_COMPILING) &&
+                (__atomic_load_n(&entry->entry.pins, __ATOMIC_RELAXED) == 0) &&
+                (__atomic_load_n(&entry->users, __ATOMIC_ACQUIRE) == 0) &&
+                ((victim == NULL) || (entry->entry.last_use < victim->entry.last_use))) {
+                victim       = entry;
+                victim_table = &tc_portable.tables[t];
+            }
+        })
+    }
+    if (victim == NULL) {
+        return 0;
+    }
+    it = kh_get(tc_portable, victim_table, victim->hash);
+    kh_del(tc_portable, victim_table, it);
+    ucs_debug("ifunc: evicted module %016" PRIx64 " (%s)", victim->hash,
+              victim->entry_name);
+    if (victim->jit_code == NULL) {
+        free(victim);     /* it failed: no code to release */
+    } else {
+        victim->next_job    = tc_portable.evicted;
+        tc_portable.evicted = victim;
+        pthread_cond_broadcast(&tc_portable.cond);
+    }
+    return 1;
+}
+
+/* Let go of an entry tc_portable_get held (@a hold) */
+static void tc_portable_put(tc_portable_code_t *entry)
+{
+    __atomic_fetch_sub(&entry->users, 1, __ATOMIC_RELEASE);
+}
+
 /* The entry of @a hash in the table of our own modules (@a own) or of
  * peers' ones, or (@a taken_p not NULL) a new COMPILING one queued with
  * @a setup's inputs, which it takes (*taken_p = 1: from then on they are
- * the compile thread's, which may free them at once); NULL: none, the
- * tables full, or no memory (@a detail). Two tables, because FNV-1a names
+ * the compile thread's, which may free them at once), evicting another
+ * when the tables are full (counted in @a evictions, may be NULL); held
+ * (@a hold: until tc_portable_put) so that no eviction frees it while it
+ * runs. NULL: none, the tables full of held entries, or no memory
+ * (@a detail). Two tables, because FNV-1a names
  * code without authenticating it: a peer's module that hashes like one of
  * ours must never be what a verifying receiver runs. */
 static tc_portable_code_t *
 tc_portable_get(uint64_t hash, int own, const tc_portable_code_t *setup, int *taken_p,
-                char *detail, size_t detail_len)
+                int hold, uint64_t *evictions, char *detail, size_t detail_len)
 {
     khash_t(tc_portable) *table = &tc_portable.tables[own ? 1 : 0];
     unsigned count;
@@ -341,15 +417,21 @@ tc_portable_get(uint64_t hash, int own, const tc_portable_code_t *setup, int *ta
     it = kh_get(tc_portable, table, hash);
     if (it != kh_end(table)) {
         entry = kh_val(table, it);
-        goto out;
+        goto found;
     }
     if (taken_p == NULL) {
         goto out;
     }
     count = kh_size(&tc_portable.tables[0]) + kh_size(&tc_portable.tables[1]);
+    if ((count >= config->portable_code) && tc_portable_evict()) {
+        --count;
+        if (evictions != NULL) {
+            ++*evictions;
+        }
+    }
     if (count >= config->portable_code) {
-        snprintf(detail, detail_len, "%u modules compiled already "
-                 "(UCX_TC_IFUNC_PORTABLE_CODE)", count);
+        snprintf(detail, detail_len, "%u modules held (compiling, named by Cached "
+                 "frames, prepared or running): UCX_TC_IFUNC_PORTABLE_CODE", count);
         goto out;
     }
     if (!tc_portable.thread_started) {
@@ -381,23 +463,33 @@ tc_portable_get(uint64_t hash, int own, const tc_portable_code_t *setup, int *ta
     kh_val(table, it) = entry;
     *taken_p              = 1;
     entry->next_job       = NULL;
+    entry->users          = 0;
+    entry->prepared       = 0;
+    entry->entry.pins     = 0;
     *tc_portable.jobs_tail = entry;
     tc_portable.jobs_tail  = &entry->next_job;
     pthread_cond_broadcast(&tc_portable.cond);
+found:
+    entry->entry.last_use = ++tc_portable.tick;
+    if (hold) {
+        __atomic_fetch_add(&entry->users, 1, __ATOMIC_ACQUIRE);
+    }
 out:
     pthread_mutex_unlock(&tc_portable.lock);
     return entry;
 }
 
-/* tc_portable_get that creates; the inputs of @a setup that the table did
- * not take (full, or another ring queued the hash first) are freed */
+/* tc_portable_get that creates (and holds the entry); the inputs of
+ * @a setup that the table did not take (full, or another ring queued the
+ * hash first) are freed */
 static tc_portable_code_t *tc_portable_get_or_free(uint64_t hash,
                                                    tc_portable_code_t *setup,
+                                                   uint64_t *evictions,
                                                    char *detail, size_t detail_len)
 {
     int taken                 = 0;
-    tc_portable_code_t *entry = tc_portable_get(hash, setup->own, setup, &taken, detail,
-                                                detail_len);
+    tc_portable_code_t *entry = tc_portable_get(hash, setup->own, setup, &taken, 1,
+                                                evictions, detail, detail_len);
 
     if (!taken) {
         free(setup->bitcode);
@@ -505,14 +597,21 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
             continue;
         }
         detail[0] = '\0';
+        entry     = NULL;
         if ((tc_portable_own_setup(pkg, &pkg->elements[i], bc->bc_hash, &setup, detail,
                                    sizeof(detail)) != TC_IFUNC_REJECT_NONE) ||
-            (tc_portable_get_or_free(bc->bc_hash, &setup, detail, sizeof(detail)) ==
-             NULL)) {
+            ((entry = tc_portable_get_or_free(bc->bc_hash, &setup, NULL, detail,
+                                              sizeof(detail))) == NULL)) {
             ucs_error("ifunc: cannot prepare %s.%s: %s", pkg->name,
                       pkg->elements[i].name, detail);
             return UCS_ERR_NO_RESOURCE;
         }
+        /* pinned for the process's life, once: a group's delivery must
+         * find it compiled */
+        if (!__atomic_exchange_n(&entry->prepared, 1, __ATOMIC_RELAXED)) {
+            __atomic_fetch_add(&entry->entry.pins, 1, __ATOMIC_RELAXED);
+        }
+        tc_portable_put(entry);
     }
     /* wait for every one of them */
     for (i = 0; i < pkg->num_elements; ++i) {
@@ -520,7 +619,8 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
         if (bc == NULL) {
             continue;
         }
-        entry = tc_portable_get(bc->bc_hash, 1, NULL, NULL, detail, sizeof(detail));
+        entry = tc_portable_get(bc->bc_hash, 1, NULL, NULL, 0, NULL, detail,
+                                sizeof(detail));
         state = tc_portable_wait(entry, deadline - tc_ifunc_now());
         if (state == TC_PORTABLE_COMPILING) {
             return UCS_ERR_TIMED_OUT;
@@ -538,7 +638,7 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
 const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s)
 {
     char detail[8];
-    tc_portable_code_t *entry = tc_portable_get(hash, 1, NULL, NULL, detail,
+    tc_portable_code_t *entry = tc_portable_get(hash, 1, NULL, NULL, 0, NULL, detail,
                                                 sizeof(detail));
 
     if (jit_setup_s != NULL) {
@@ -595,9 +695,9 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
         }
     }
     /* trust runs our own module of that hash if we have one, else a peer's */
-    entry = tc_portable_get(h->code_hash, 1, NULL, NULL, detail, detail_len);
+    entry = tc_portable_get(h->code_hash, 1, NULL, NULL, 1, NULL, detail, detail_len);
     if ((entry == NULL) && !verify) {
-        entry = tc_portable_get(h->code_hash, 0, NULL, NULL, detail, detail_len);
+        entry = tc_portable_get(h->code_hash, 0, NULL, NULL, 1, NULL, detail, detail_len);
     }
     if (entry == NULL) {
         if (verify) {
@@ -640,37 +740,45 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
             setup.entry.pkg_id     = h->pkg_id;
             setup.entry.element_id = h->element_id;
         }
-        entry = tc_portable_get_or_free(h->code_hash, &setup, detail, detail_len);
+        entry = tc_portable_get_or_free(h->code_hash, &setup,
+                                        &rx->stats->portable_evictions, detail, detail_len);
         if (entry == NULL) {
             return TC_IFUNC_REJECT_RESOURCE;
         }
     }
 
+    /* held from here: on every way out but success it is let go */
     state = __atomic_load_n(&entry->state, __ATOMIC_ACQUIRE);
     if (state == TC_PORTABLE_COMPILING) {
-        ring->portable_wait = entry;
+        ring->portable_waiting  = 1;
+        ring->portable_wait_for = entry->hash;
         ++rx->stats->portable_waits;
+        tc_portable_put(entry);
         return TC_IFUNC_PORTABLE_WAIT;
     }
-    if ((ring->portable_wait == entry) &&
+    if (ring->portable_waiting && (ring->portable_wait_for == entry->hash) &&
         !__atomic_exchange_n(&entry->counted, 1, __ATOMIC_RELAXED)) {
         /* the first ring that waited for it counts the compile */
         ++rx->stats->portable_compiles;
         rx->stats->portable_compile_s += entry->compile_s;
     }
-    ring->portable_wait = NULL;
+    ring->portable_waiting = 0;
     if (state == TC_PORTABLE_FAILED) {
         snprintf(detail, detail_len, "%s", entry->detail);
-        return entry->reason;
+        reason = entry->reason;
+        tc_portable_put(entry);
+        return reason;
     }
     if ((entry->entry.pkg_id != h->pkg_id) || (entry->entry.element_id != h->element_id)) {
         snprintf(detail, detail_len, "module %016" PRIx64 " is another element",
                  h->code_hash);
+        tc_portable_put(entry);
         return TC_IFUNC_REJECT_HASH;
     }
     if (h->flags & TC_FRAME_F_CACHE) {
         it = kh_put(tc_cached, &ring->cached, h->code_hash, &ret);
         if (ret < 0) {
+            tc_portable_put(entry);
             return TC_IFUNC_REJECT_RESOURCE;
         }
         if (ret != 0) {
@@ -721,13 +829,14 @@ tc_ifunc_reject_t tc_ifunc_run_portable_hashes(tc_ifunc_rx_t *rx, const tc_frame
     if (reason != TC_IFUNC_REJECT_NONE) {
         return reason;
     }
-    entry = tc_portable_get(hash, 1, NULL, NULL, detail, detail_len);
+    entry = tc_portable_get(hash, 1, NULL, NULL, 1, NULL, detail, detail_len);
     if (entry == NULL) {
         reason = tc_portable_own_setup(pkg, e, hash, &setup, detail, detail_len);
         if (reason != TC_IFUNC_REJECT_NONE) {
             return reason;
         }
-        entry = tc_portable_get_or_free(hash, &setup, detail, detail_len);
+        entry = tc_portable_get_or_free(hash, &setup, &rx->stats->portable_evictions,
+                                        detail, detail_len);
         if (entry == NULL) {
             return TC_IFUNC_REJECT_RESOURCE;
         }
@@ -738,26 +847,29 @@ tc_ifunc_reject_t tc_ifunc_run_portable_hashes(tc_ifunc_rx_t *rx, const tc_frame
     if (state == TC_PORTABLE_COMPILING) {
         snprintf(detail, detail_len, "module %016" PRIx64 " still compiling after 60 s",
                  hash);
-        return TC_IFUNC_REJECT_RESOURCE;
-    }
-    if (state == TC_PORTABLE_FAILED) {
+        reason = TC_IFUNC_REJECT_RESOURCE;
+    } else if (state == TC_PORTABLE_FAILED) {
         snprintf(detail, detail_len, "%s", entry->detail);
-        return entry->reason;
+        reason = entry->reason;
+    } else {
+        reason = TC_IFUNC_REJECT_NONE;
+        if (!rx->install_only) {
+            ((tc_jam_main_fn_t)(void*)entry->entry.code)(payload, h->payload_size,
+                                                         rx->target_args);
+        }
     }
-    if (!rx->install_only) {
-        ((tc_jam_main_fn_t)(void*)entry->entry.code)(payload, h->payload_size,
-                                                     rx->target_args);
-    }
-    return TC_IFUNC_REJECT_NONE;
+    tc_portable_put(entry);
+    return reason;
 }
 
-void tc_ifunc_portable_run(tc_ifunc_rx_t *rx, const tc_portable_code_t *entry,
+void tc_ifunc_portable_run(tc_ifunc_rx_t *rx, tc_portable_code_t *entry,
                            void *payload, uint32_t payload_size)
 {
     if (!rx->install_only) {
         ((tc_jam_main_fn_t)(void*)entry->entry.code)(payload, payload_size,
                                                      rx->target_args);
     }
+    tc_portable_put(entry);
 }
 
 tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,

@@ -154,6 +154,20 @@ TEST_P(ifunc_procs, portable_trust_compiles_a_private_copy)
     EXPECT_NE(std::string::npos, r.output.find("4 modules compiled")) << r.output;
 }
 
+/* A table of 2 compiled modules and 4 jams' Portable frames: a new module
+ * evicts the least recently run one that no ring names for Cached frames
+ * and no poll is running, and is compiled again when named again; nothing
+ * is rejected, every effect exact. */
+TEST_P(ifunc_procs, portable_full_table_evicts_and_loses_nothing)
+{
+    auto r = probe(2, "-n 30 -m portable", "UCX_TC_IFUNC_PORTABLE_CODE=2");
+    expect_ok(r, 2, 4 * 30);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"((\d+) modules evicted)")))
+            << r.output;
+    EXPECT_GE(std::stoul(m[1]), 2u) << r.output;
+}
+
 /* The receiver has not loaded the package, only the ried: trust mode links
  * the injected code from the symbol names of the first frame. */
 TEST_P(ifunc_procs, trust_mode_remote_linking_without_package)

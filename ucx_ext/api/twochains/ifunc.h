@@ -370,6 +370,8 @@ typedef struct tc_ifunc_stats {
     uint64_t portable_waits;        /**< polls that found the head frame's
                                          module still compiling (its ring waits,
                                          the others go on) */
+    uint64_t portable_evictions;    /**< compiled modules this receiver evicted
+                                         to make room (UCX_TC_IFUNC_PORTABLE_CODE) */
 } tc_ifunc_stats_t;
 
 void tc_ifunc_mailbox_stats(tc_ifunc_mailbox_h mbox, tc_ifunc_stats_t *stats);
