@@ -38,15 +38,8 @@ a64_build_pkg tckv
 a64_cflags="-I$TC_SRCDIR/test/packages/tckv"
 a64_link "$work/replicated_kv" "$TC_SRCDIR/contrib/examples/replicated_kv.c"
 
-# the x86_64 member, built as the quickstart builds it
-x86_kv=$work/replicated_kv.x86_64
-# shellcheck disable=SC2046
-cc -O2 "$TC_SRCDIR/contrib/examples/replicated_kv.c" -o "$x86_kv" \
-    -I"$TC_SRCDIR/ucx_ext/api" -I"$TC_BUILDDIR/ucx_ext/api" -I"$TC_SRCDIR/src/api" \
-    -I"$TC_SRCDIR/test/packages/tckv" \
-    -L"$TC_BUILDDIR/src/.libs" -L"$TC_BUILDDIR/ucx_ext/.libs" \
-    -Wl,-rpath,"$TC_BUILDDIR/src/.libs" -Wl,-rpath,"$TC_BUILDDIR/ucx_ext/.libs" \
-    -ltwochains_group -ltwochains $(pkg-config --cflags --libs ucx)
+# the x86_64 member: the same replicated_kv.c, as make check builds it
+x86_kv=$TC_BUILDDIR/test/helpers/replicated_kv
 
 # The demo starts every member as KV_BINARY -P PKGS ...; this member picks
 # its architecture by rank (the joiner has none: TC_A64_JOINER) and an

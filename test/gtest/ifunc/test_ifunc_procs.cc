@@ -49,6 +49,18 @@ protected:
     }
 
     std::string tl() const { return GetParam().substr(0, GetParam().find(',')); }
+
+    /* the count a statistics line prints (the first group of @a pattern);
+     * a missing line is a failure, and counts 0 */
+    static unsigned long stat_count(const std::string &output, const char *pattern)
+    {
+        std::smatch m;
+        if (!std::regex_search(output, m, std::regex(pattern))) {
+            ADD_FAILURE() << "no match for " << pattern;
+            return 0;
+        }
+        return std::stoul(m[1]);
+    }
 };
 
 /* 4 jams x (local, injected, cached) x n + n mixed, per sender */
@@ -117,10 +129,8 @@ TEST_P(ifunc_procs, ring_wraparound_and_credit_stalls)
 {
     auto r = probe(2, "-d 4 -n 3000 -m mixed -e");
     expect_ok(r, 2, 3000);
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(\[1\] \[stats rank 1\] .* (\d+) stalls)")))
+    EXPECT_GT(stat_count(r.output, R"(\[1\] \[stats rank 1\] .* (\d+) stalls)"), 0u)
             << r.output;
-    EXPECT_GT(std::stoul(m[1]), 0u) << r.output;
 }
 
 TEST_P(ifunc_procs, mixed_frame_types_on_one_ring_three_senders)
@@ -139,10 +149,7 @@ TEST_P(ifunc_procs, portable_every_jam_compiled_once_off_the_poll)
     auto r = probe(3, "-n 40 -m local,portable,portable-cached");
     expect_ok(r, 3, 2 * 4 * 3 * 40);
     EXPECT_NE(std::string::npos, r.output.find("4 modules compiled")) << r.output;
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"((\d+) polls found a compile running)")))
-            << r.output;
-    EXPECT_GT(std::stoul(m[1]), 0u) << r.output;
+    EXPECT_GT(stat_count(r.output, R"((\d+) polls found a compile running)"), 0u) << r.output;
 }
 
 /* In trust mode the receiver compiles the frame's own module: copied out of
@@ -162,10 +169,7 @@ TEST_P(ifunc_procs, portable_full_table_evicts_and_loses_nothing)
 {
     auto r = probe(2, "-n 30 -m portable", "UCX_TC_IFUNC_PORTABLE_CODE=2");
     expect_ok(r, 2, 4 * 30);
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"((\d+) modules evicted)")))
-            << r.output;
-    EXPECT_GE(std::stoul(m[1]), 2u) << r.output;
+    EXPECT_GE(stat_count(r.output, R"((\d+) modules evicted)"), 2u) << r.output;
 }
 
 /* The receiver has not loaded the package, only the ried: trust mode links
@@ -183,10 +187,8 @@ TEST_P(ifunc_procs, full_code_cache_evicts_and_loses_nothing)
 {
     auto r = probe(2, "-n 30 -m injected -p copy", "UCX_TC_IFUNC_CACHE_ENTRIES=2");
     expect_ok(r, 2, 4 * 30);
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(\[0\] \[stats rank 0\] .* (\d+) evictions)")))
+    EXPECT_GT(stat_count(r.output, R"(\[0\] \[stats rank 0\] .* (\d+) evictions)"), 0u)
             << r.output;
-    EXPECT_GT(std::stoul(m[1]), 0u) << r.output;
 }
 
 /*
