@@ -496,6 +496,10 @@ ucp_node::~ucp_node()
         request_wait(engine_.get(), ucp_worker_flush_nbx(worker_.get(), &param), 10.0);
         barrier();
     }
+    /* a view's bootstrap may own registered memory and puts in flight (a
+     * group's view exchange, which outlives the group): release it while
+     * the endpoints, the worker and the context still exist */
+    view_boot_.reset();
     for (size_t r = 0; r < eps_.size(); ++r) {
         if (eps_[r] == nullptr) {
             continue;

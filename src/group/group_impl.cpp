@@ -160,8 +160,8 @@ ucs_status_t group_impl::init()
     }
     ctx_.table = std::move(regions.table);
     ctx_.slots = std::move(regions.slots);
-    exchange_.adopt(std::move(regions.exchange));
     ctx_.map.set_my_row(ctx_.table->my_index());
+    exchange_.adopt(std::move(regions.exchange));   /* after our row is known */
     detect_.restart_clocks();
     ctx_.set(ctx_.cols.epoch, ctx_.epoch());
     status = ctx_.push(ctx_.cols.epoch, put_purpose::other);

@@ -30,11 +30,28 @@ int check_round_lengths(std::span<const int64_t> words, size_t slot_bytes, size_
     return -1;
 }
 
+view_exchange::link::link(group_context &ctx, std::unique_ptr<sst::mirrored_region> r)
+    : node(ctx.node), me(ctx.me()), timeout_s(ctx.settings.boot_timeout_s), region(std::move(r)),
+      pusher(ctx.node), blame_to(&ctx)
+{
+}
+
+view_exchange::~view_exchange()
+{
+    if (link_) {
+        link_->blame_to = nullptr;
+    }
+}
+
+void view_exchange::adopt(std::unique_ptr<sst::mirrored_region> region)
+{
+    link_ = region ? std::make_shared<link>(ctx_, std::move(region)) : nullptr;
+}
+
 ucs_status_t view_exchange::allgatherv(void *arg, const void *buf, size_t len, void **all_p,
                                        size_t *lens)
 {
-    auto *x = static_cast<round_ctx*>(arg);
-    return x->self->round(*x, buf, len, all_p, lens);
+    return round(*static_cast<round_ctx*>(arg), buf, len, all_p, lens);
 }
 
 ucs_status_t view_exchange::round(round_ctx &x, const void *buf, size_t len, void **all_p,
@@ -44,10 +61,11 @@ ucs_status_t view_exchange::round(round_ctx &x, const void *buf, size_t len, voi
         ucs_error("group: %zu bytes do not fit the view change exchange (%zu)", len, kSlotBytes);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
-    const int me         = ctx_.me();
+    link &l              = *x.via;
+    const int me         = l.me;
     const uint64_t round = ++x.round;
     const size_t slot    = (round % 2) * kSlotSize;
-    auto at = [&](int row) { return region_->part(row) + slot; };
+    auto at = [&](int row) { return l.region->part(row) + slot; };
     std::byte *mine = at(me);
     if (len > 0) {
         std::memcpy(mine + 16, buf, len);   /* a barrier passes no buffer */
@@ -57,20 +75,20 @@ ucs_status_t view_exchange::round(round_ctx &x, const void *buf, size_t len, voi
     ucs_status_t status = UCS_OK;
     for (int row : x.rows) {
         if (row != me && status == UCS_OK) {
-            status = region_->push(ctx_.pusher, row, me, off + 8, 8 + len, put_purpose::other);
+            status = l.region->push(l.pusher, row, me, off + 8, 8 + len, put_purpose::other);
         }
     }
-    status = (status != UCS_OK) ? status : ctx_.pusher.fence();
+    status = (status != UCS_OK) ? status : l.pusher.fence();
     sst::store_word(mine, static_cast<int64_t>(round));   /* the round last */
     for (int row : x.rows) {
         if (row != me && status == UCS_OK) {
-            status = region_->push(ctx_.pusher, row, me, off, 8, put_purpose::other);
+            status = l.region->push(l.pusher, row, me, off, 8, put_purpose::other);
         }
     }
     if (status != UCS_OK) {
         return status;
     }
-    const double deadline = now_s() + ctx_.settings.boot_timeout_s;
+    const double deadline = now_s() + l.timeout_s;
     for (;;) {
         bool all = true;
         for (int row : x.rows) {
@@ -82,8 +100,8 @@ ucs_status_t view_exchange::round(round_ctx &x, const void *buf, size_t len, voi
         if (now_s() > deadline) {
             return UCS_ERR_TIMED_OUT;
         }
-        ctx_.pusher.reap();
-        if (ucp_worker_progress(ctx_.node.worker()) == 0) {
+        l.pusher.reap();
+        if (ucp_worker_progress(l.node.worker()) == 0) {
             std::this_thread::sleep_for(std::chrono::microseconds(20));
         }
     }
@@ -100,7 +118,11 @@ ucs_status_t view_exchange::round(round_ctx &x, const void *buf, size_t len, voi
         char what[96];
         std::snprintf(what, sizeof(what), "a view exchange length of %lld bytes (at most %zu)",
                       static_cast<long long>(x.len_words[bad]), kSlotBytes);
-        ctx_.blame(x.rows[bad], what);
+        if (l.blame_to != nullptr) {
+            l.blame_to->blame(x.rows[bad], what);
+        } else {
+            ucs_error("group: row %d wrote %s after its view was gone", x.rows[bad], what);
+        }
         return UCS_ERR_IO_ERROR;
     }
     /* the bootstrap frees it (tc_bootstrap's contract: malloc'd) */
@@ -122,8 +144,11 @@ ucs_status_t view_exchange::bootstrap_over(const std::vector<int> &rows, tc_boot
     static const tc_bootstrap_ops_t ops = {
             "view exchange", &view_exchange::allgatherv,
             [](void *arg) { std::unique_ptr<round_ctx> owned(static_cast<round_ctx*>(arg)); }};
+    if (!link_) {
+        return UCS_ERR_NO_ELEM;
+    }
     auto x        = std::make_unique<round_ctx>();
-    x->self       = this;
+    x->via        = link_;
     x->rows       = rows;
     const int rank = static_cast<int>(std::find(rows.begin(), rows.end(), ctx_.me()) -
                                       rows.begin());
