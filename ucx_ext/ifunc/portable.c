@@ -662,7 +662,7 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
     tc_ifunc_pkg_h pkg                = NULL;
     tc_ifunc_reject_t reason;
     const char *name;
-    int state, ret, verify;
+    int state, ret, verify, asked = 0;   /* this poll asked for the compile */
     khiter_t it;
 
     if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
@@ -740,6 +740,7 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
             setup.entry.pkg_id     = h->pkg_id;
             setup.entry.element_id = h->element_id;
         }
+        asked = 1;
         entry = tc_portable_get_or_free(h->code_hash, &setup,
                                         &rx->stats->portable_evictions, detail, detail_len);
         if (entry == NULL) {
@@ -756,9 +757,11 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
         tc_portable_put(entry);
         return TC_IFUNC_PORTABLE_WAIT;
     }
-    if (ring->portable_waiting && (ring->portable_wait_for == entry->hash) &&
+    if ((asked || (ring->portable_waiting && (ring->portable_wait_for == entry->hash))) &&
         !__atomic_exchange_n(&entry->counted, 1, __ATOMIC_RELAXED)) {
-        /* the first ring that waited for it counts the compile */
+        /* the poll that asked for it, or the first ring that waited for it,
+         * counts the compile: a compile thread that finished before the
+         * asking poll looked (that poll preempted) was never waited for */
         ++rx->stats->portable_compiles;
         rx->stats->portable_compile_s += entry->compile_s;
     }
