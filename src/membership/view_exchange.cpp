@@ -150,7 +150,7 @@ ucs_status_t view_exchange::bootstrap_over(const std::vector<int> &rows, tc_boot
     auto x        = std::make_unique<round_ctx>();
     x->via        = link_;
     x->rows       = rows;
-    const int rank = static_cast<int>(std::find(rows.begin(), rows.end(), ctx_.me()) -
+    const int rank = static_cast<int>(std::find(rows.begin(), rows.end(), link_->me) -
                                       rows.begin());
     ucs_status_t status = tc_bootstrap_create(&ops, x.get(), rank, static_cast<int>(rows.size()),
                                               &out);
