@@ -508,8 +508,10 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    params.field_mask = TC_IFUNC_MAILBOX_PARAM_FIELD_TARGET_ARGS;
+    params.field_mask = TC_IFUNC_MAILBOX_PARAM_FIELD_TARGET_ARGS |
+                        TC_IFUNC_MAILBOX_PARAM_FIELD_TARGET_SIZE;
     params.target_args = target.text;
+    params.target_size = sizeof(target);   /* what a confined jam may write */
     memset(&target, 0, sizeof(target));
 #define SET(_field, _bit, _value) \
     do { params._field = (_value); params.field_mask |= TC_IFUNC_MAILBOX_PARAM_FIELD_##_bit; } while (0)
@@ -576,6 +578,13 @@ int main(int argc, char **argv)
                (st.rejects_total == 0) ? "no torn frame seen" : "UNSOUND here");
     } else if (receiver) {
         CHECK(st.rejects_total == 0, "%" PRIu64 " frames rejected", st.rejects_total);
+        for (k = 1; k < TC_IFUNC_TRAP_LAST; ++k) {
+            CHECK(st.confine_traps[k] == 0, "%" PRIu64 " confined runs trapped (%s)",
+                  st.confine_traps[k], tc_ifunc_trap_name(k));
+        }
+        CHECK((o.security != TC_IFUNC_SECURITY_CONFINE) || (st.confine_runs == done.expected),
+              "%" PRIu64 " of %" PRIu64 " frames ran confined", st.confine_runs,
+              done.expected);
         check_receiver(&o, &syms, size, target.text);
     }
     if (o.expect_stalls && (!receiver || (size == 1))) {

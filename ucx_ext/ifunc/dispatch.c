@@ -406,7 +406,11 @@ static tc_ifunc_reject_t tc_ifunc_run_cached(tc_ifunc_rx_t *rx, tc_ifunc_ring_t 
         return TC_IFUNC_REJECT_CACHE_MISS;
     }
     ++rx->stats->cache_hits;
-    tc_code_entry_run(entry, payload, payload_size, rx->target_args);
+    if (entry->confined) {
+        (void)tc_confine_run(rx, entry->code, payload, payload_size);
+    } else {
+        tc_code_entry_run(entry, payload, payload_size, rx->target_args);
+    }
     return TC_IFUNC_REJECT_NONE;
 }
 

@@ -201,7 +201,8 @@ static const char *tc_ifunc_reject_names[] = {
     [TC_IFUNC_REJECT_RESOURCE]        = "resource",
     [TC_IFUNC_REJECT_BITCODE]         = "bitcode",
     [TC_IFUNC_REJECT_TRIPLE]          = "triple",
-    [TC_IFUNC_REJECT_EXTERNAL]        = "external"
+    [TC_IFUNC_REJECT_EXTERNAL]        = "external",
+    [TC_IFUNC_REJECT_CONFINE]         = "confine"
 };
 
 _Static_assert(sizeof(tc_ifunc_reject_names) / sizeof(tc_ifunc_reject_names[0]) ==

@@ -32,6 +32,7 @@ const char *tc_ifunc_security_names[] = {
     [TC_IFUNC_SECURITY_LOCAL_ONLY] = "local-only",
     [TC_IFUNC_SECURITY_VERIFY]     = "verify",
     [TC_IFUNC_SECURITY_TRUST]      = "trust",
+    [TC_IFUNC_SECURITY_CONFINE]    = "confine",
     [TC_IFUNC_SECURITY_LAST]       = NULL
 };
 
@@ -70,7 +71,12 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      " verify     - injected code must equal (hash and bytes) the installed element\n"
      " trust      - any code from a connected peer (the paper's mode); code of a\n"
      "              package not installed here is linked from the symbol names\n"
-     "              its first frame carries (dlsym over the process and rieds)",
+     "              its first frame carries (dlsym over the process and rieds)\n"
+     " confine    - as verify for our own packages' code; a Portable module we do\n"
+     "              not have is checked (no indirect call, assembly or call off\n"
+     "              the allow-list), rewritten so that every access stays in its\n"
+     "              payload, its target's declared size, a group's state and its\n"
+     "              own stack, with fuel (UCX_TC_IFUNC_CONFINE_*), then run",
      ucs_offsetof(tc_ifunc_config_t, security),
      UCS_CONFIG_TYPE_ENUM(tc_ifunc_security_names)},
 
@@ -159,6 +165,37 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "not held (compiling, named by a ring's Cached frames, prepared for a group,\n"
      "or running); when every one is held, a new module is a reject ('resource').",
      ucs_offsetof(tc_ifunc_config_t, portable_code), UCS_CONFIG_TYPE_UINT},
+
+    {"CONFINE_FUEL", "10000000",
+     "Security 'confine': the fuel of one confined run, in units of one function\n"
+     "call or one entry of a loop header of the shipped module (every member\n"
+     "running the same module counts alike). A run out of fuel ends with the\n"
+     "trap 'fuel' (a group's status TC_JAM_STATUS_FUEL) and the receiver goes on.",
+     ucs_offsetof(tc_ifunc_config_t, confine_fuel), UCS_CONFIG_TYPE_ULONG},
+
+    {"CONFINE_STACK", "256k",
+     "Security 'confine': the native stack a confined run may use below the\n"
+     "runner's frame (its calls' return addresses and spills); deeper, the run\n"
+     "ends with the trap 'stack'. The thread that polls needs this much free.",
+     ucs_offsetof(tc_ifunc_config_t, confine_stack), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"CONFINE_SHADOW", "256k",
+     "Security 'confine': bytes of the shadow stack, per polling thread, where a\n"
+     "confined run's locals live (every local whose address is taken).",
+     ucs_offsetof(tc_ifunc_config_t, confine_shadow), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"CONFINE_ALLOW", "",
+     "Security 'confine': functions of the receiver's rieds or process that a\n"
+     "confined jam may call besides memcpy, memmove, memset and value-only libm\n"
+     "functions. The receiver vouches for each: it runs unconfined, with the\n"
+     "jam's arguments, so it must check them as it would a peer's input.",
+     ucs_offsetof(tc_ifunc_config_t, confine_allow), UCS_CONFIG_TYPE_STRING_ARRAY},
+
+    {"CONFINE_OWN", "n",
+     "Security 'confine': also confine the modules of our own packages, which\n"
+     "otherwise run as in 'verify' (to measure confinement, or for a receiver\n"
+     "that does not trust its own package files).",
+     ucs_offsetof(tc_ifunc_config_t, confine_own), UCS_CONFIG_TYPE_BOOL},
 
     {"PUBLIC_CODE", "injected",
      "What a frame of the public API (ucp_ifunc_msg_create) carries:\n"
@@ -254,6 +291,9 @@ static void tc_ifunc_config_load(void)
         tc_ifunc_config.pkg_path        = NULL;
         tc_ifunc_config.checked_max     = UCS_MEMUNITS_AUTO;
         tc_ifunc_config.poll_progress   = 16;
+        tc_ifunc_config.confine_fuel    = 10000000;
+        tc_ifunc_config.confine_stack   = 256 * 1024;
+        tc_ifunc_config.confine_shadow  = 256 * 1024;
     }
 }
 

@@ -115,6 +115,8 @@ typedef struct tc_code_entry {
     size_t               map_len;
     uint64_t             last_use;       /* cache tick of the last run */
     unsigned             pins;           /* rings whose Cached frames name it */
+    int                  confined;       /* a confined module's: runs only through
+                                            tc_confine_run */
     struct tc_code_entry *next;          /* same hash */
 } tc_code_entry_t;
 
@@ -149,6 +151,8 @@ typedef struct tc_portable_code {
     int                     counted;     /* compile_s is in a mailbox's stats */
     int                     own;         /* from our own package's file (what
                                             `verify` may run), not a peer's bytes */
+    int                     confined;    /* compiled confined: runs through
+                                            tc_confine_run (confine.c) */
     struct tc_jit_code      *jit_code;
     unsigned                users;       /* polls running it now (eviction waits) */
     int                     prepared;    /* pinned by tc_ifunc_portable_prepare */
@@ -256,6 +260,10 @@ typedef struct tc_ifunc_rx {
     tc_ifunc_placement_t placement;
     double               trailer_timeout;
     void                 *target_args;
+    size_t               target_size;   /* what a confined jam may touch at it */
+    void                 *state;        /* a group's state: a confined jam's too */
+    size_t               state_size;
+    uint32_t             trap_warned;   /* confine traps already logged (bits) */
     int                  rank;          /* for log lines, -1 if none */
     /* NULL, or loads the package a TC_FRAME_F_NAMED frame names (its name
      * checked by tc_frame_name_ok); returns it with a reference kept */
@@ -736,6 +744,24 @@ uint8_t *tc_portable_read_module(const char *path, uint64_t hash, size_t *size_p
  * NULL): the time the first compile spent loading LLVM and creating the
  * JIT, which no module's compile_s includes (benchmarks) */
 const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s);
+
+/* ---- security confine (confine.c) ---- */
+
+struct tc_jit_symbol;
+struct tc_jit_confine;
+
+/* Run a confined module's @a entry with the regions of @a rx (its target's
+ * declared size, a group's state) and @a payload, read only; counts the run
+ * and its trap in rx->stats, logs each trap reason once */
+tc_ifunc_trap_t tc_confine_run(tc_ifunc_rx_t *rx, const void *entry, void *payload,
+                               size_t payload_size);
+
+/* What the JIT gives a confined module: the runner's calls, the allow-list */
+const struct tc_jit_confine *tc_confine_jit_options(void);
+
+/* What the symbol at @a addr is: a function, or an object with its size and
+ * whether its mapping is writable */
+void tc_confine_symbol_info(void *addr, struct tc_jit_symbol *sym);
 
 /* Run (or reject) a group's Portable frame (TC_FRAME_F_HASHES): this
  * member's own package's module of the hash its architecture has in the

@@ -46,12 +46,38 @@ BEGIN_C_DECLS
 typedef struct tc_jit      tc_jit_t;
 typedef struct tc_jit_code tc_jit_code_t;
 
-/* Address of external @a name for a jam, or NULL with the reason written
- * into @a why ("not on the allow-list", "unresolved") */
-typedef void *(*tc_jit_resolve_fn_t)(void *arg, const char *name, char *why,
-                                     size_t why_len);
+/* What an external is (confine needs a variable's size and whether it may
+ * be written) */
+typedef enum tc_jit_symbol_kind {
+    TC_JIT_SYMBOL_UNKNOWN,
+    TC_JIT_SYMBOL_FUNCTION,
+    TC_JIT_SYMBOL_OBJECT
+} tc_jit_symbol_kind_t;
 
-#define TC_JIT_OPS_VERSION 1u
+typedef struct tc_jit_symbol {
+    tc_jit_symbol_kind_t kind;
+    size_t               size;       /* an object's bytes (its ELF symbol's size) */
+    int                  writable;   /* in a writable mapping, not RELRO */
+} tc_jit_symbol_t;
+
+/* Address of external @a name for a jam, or NULL with the reason written
+ * into @a why ("not on the allow-list", "unresolved"); @a sym (may be
+ * NULL) what it is */
+typedef void *(*tc_jit_resolve_fn_t)(void *arg, const char *name, tc_jit_symbol_t *sym,
+                                     char *why, size_t why_len);
+
+/* Compile confined (UCX_TC_IFUNC_SECURITY=confine): the checker refuses
+ * what jit_confine.c lists (TC_IFUNC_REJECT_CONFINE) and the code is
+ * rewritten to check every access against the run's regions, to burn fuel
+ * and to trap into the runner (confine_abi.h, confine.c) */
+typedef struct tc_jit_confine {
+    void              *current;    /* tc_confine_ctx_t *(*)(void): the run's context */
+    void              *trap;       /* noreturn void (*)(tc_confine_ctx_t*, int32_t) */
+    const char *const *allow;      /* external functions the receiver vouches for */
+    unsigned          num_allow;
+} tc_jit_confine_t;
+
+#define TC_JIT_OPS_VERSION 2u
 #define TC_JIT_OPS_SYMBOL  "tc_jit_orc_ops"
 #define TC_JIT_MODULE_NAME "libtwochains_jit.so"
 
@@ -65,10 +91,11 @@ typedef struct tc_jit_ops {
     /* The triple the JIT compiles for, e.g. "x86_64-unknown-linux-gnu" */
     const char *(*host_triple)(const tc_jit_t *jit);
 
+    /* @a confine: NULL, or compile confined */
     tc_ifunc_reject_t (*compile)(tc_jit_t *jit, const void *bitcode, size_t size,
                                  const char *entry, tc_jit_resolve_fn_t resolve,
-                                 void *resolve_arg, tc_jit_code_t **code_p,
-                                 char *detail, size_t detail_len);
+                                 void *resolve_arg, const tc_jit_confine_t *confine,
+                                 tc_jit_code_t **code_p, char *detail, size_t detail_len);
 
     /* tc_jam_main_fn_t of compiled code */
     void *(*entry)(const tc_jit_code_t *code);

@@ -22,6 +22,7 @@
 #endif
 
 #include "jit.h"
+#include "jit_confine.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
@@ -39,6 +40,7 @@
 
 struct tc_jit {
     LLVMOrcLLJITRef    lljit;
+    LLVMTargetMachineRef pass_tm;   /* the host's, for confine's optimisation */
     LLVMOrcJITDylibRef dylib;
     uint64_t           next_id;
     char               *triple;
@@ -141,6 +143,27 @@ out:
     return builder;
 }
 
+static LLVMTargetMachineRef tc_jit_host_machine(void)
+{
+    char *triple   = LLVMGetDefaultTargetTriple();
+    char *cpu      = LLVMGetHostCPUName();
+    char *features = LLVMGetHostCPUFeatures();
+    LLVMTargetMachineRef tm = NULL;
+    LLVMTargetRef target;
+    char *msg = NULL;
+
+    if (!LLVMGetTargetFromTriple(triple, &target, &msg)) {
+        tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelDefault,
+                                     LLVMRelocPIC, LLVMCodeModelSmall);
+    } else {
+        LLVMDisposeMessage(msg);
+    }
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    return tm;
+}
+
 static ucs_status_t tc_jit_create(tc_jit_t **jit_p, char *err, size_t err_len)
 {
     LLVMOrcLLJITBuilderRef builder;
@@ -168,6 +191,11 @@ static ucs_status_t tc_jit_create(tc_jit_t **jit_p, char *err, size_t err_len)
         tc_jit_error_text(lerr, "creating the ORC LLJIT", err, err_len);
         goto err_free;
     }
+    jit->pass_tm = tc_jit_host_machine();
+    if (jit->pass_tm == NULL) {
+        snprintf(err, err_len, "no target machine for this host");
+        goto err_jit;
+    }
     jit->dylib  = LLVMOrcLLJITGetMainJITDylib(jit->lljit);
     jit->triple = strdup(LLVMOrcLLJITGetTripleString(jit->lljit));
     if (jit->triple == NULL) {
@@ -189,6 +217,9 @@ static ucs_status_t tc_jit_create(tc_jit_t **jit_p, char *err, size_t err_len)
 err_triple:
     free(jit->triple);
 err_jit:
+    if (jit->pass_tm != NULL) {
+        LLVMDisposeTargetMachine(jit->pass_tm);
+    }
     LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
 err_free:
     free(jit);
@@ -198,6 +229,7 @@ err_free:
 static void tc_jit_destroy(tc_jit_t *jit)
 {
     LLVMConsumeError(LLVMOrcDisposeLLJIT(jit->lljit));
+    LLVMDisposeTargetMachine(jit->pass_tm);
     free(jit->triple);
     free(jit);
 }
@@ -236,7 +268,7 @@ static tc_ifunc_reject_t tc_jit_bind_external(LLVMValueRef value,
     memcpy(name, n, len);
     name[len] = '\0';
     why[0]    = '\0';
-    addr      = resolve(arg, name, why, sizeof(why));
+    addr      = resolve(arg, name, NULL, why, sizeof(why));
     if (addr == NULL) {
         snprintf(detail, detail_len, "external '%s' %s", name,
                  (why[0] != '\0') ? why : "is unresolved");
@@ -284,6 +316,7 @@ static void tc_jit_fresh_globals(LLVMModuleRef mod, LLVMValueRef main_fn,
 static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
                                         const char *entry, const char *unique,
                                         tc_jit_resolve_fn_t resolve, void *arg,
+                                        const tc_jit_confine_t *confine,
                                         char *detail, size_t detail_len)
 {
     const char *mod_triple = LLVMGetTarget(mod);
@@ -303,6 +336,14 @@ static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
     if (LLVMGetModuleInlineAsm(mod, &len) != NULL && len != 0) {
         snprintf(detail, detail_len, "module-level inline assembly");
         return TC_IFUNC_REJECT_BITCODE;
+    }
+    if (confine != NULL) {
+        /* checked and rewritten while its externals still have names */
+        reason = tc_jit_confine_rewrite(mod, entry, confine, resolve, arg, detail,
+                                        detail_len);
+        if (reason != TC_IFUNC_REJECT_NONE) {
+            return reason;
+        }
     }
 
     for (gv = LLVMGetFirstGlobal(mod); gv != NULL; gv = next) {
@@ -370,8 +411,9 @@ static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
 
 static tc_ifunc_reject_t tc_jit_compile(tc_jit_t *jit, const void *bitcode, size_t size,
                                         const char *entry, tc_jit_resolve_fn_t resolve,
-                                        void *resolve_arg, tc_jit_code_t **code_p,
-                                        char *detail, size_t detail_len)
+                                        void *resolve_arg, const tc_jit_confine_t *confine,
+                                        tc_jit_code_t **code_p, char *detail,
+                                        size_t detail_len)
 {
     LLVMOrcThreadSafeContextRef tsc;
     LLVMOrcThreadSafeModuleRef tsm;
@@ -402,8 +444,8 @@ static tc_ifunc_reject_t tc_jit_compile(tc_jit_t *jit, const void *bitcode, size
         goto out_buf;
     }
     snprintf(unique, sizeof(unique), "__tc_jit_%" PRIu64, jit->next_id++);
-    reason = tc_jit_rewrite(jit, mod, entry, unique, resolve, resolve_arg, detail,
-                            detail_len);
+    reason = tc_jit_rewrite(jit, mod, entry, unique, resolve, resolve_arg, confine,
+                            detail, detail_len);
     if (reason != TC_IFUNC_REJECT_NONE) {
         LLVMDisposeModule(mod);
         goto out_buf;
@@ -414,6 +456,20 @@ static tc_ifunc_reject_t tc_jit_compile(tc_jit_t *jit, const void *bitcode, size
         LLVMDisposeModule(mod);
         reason = TC_IFUNC_REJECT_BITCODE;
         goto out_buf;
+    }
+    if (confine != NULL) {
+        reason = tc_jit_confine_finish(mod, jit->pass_tm, confine, detail, detail_len);
+        if ((reason == TC_IFUNC_REJECT_NONE) &&
+            LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+            snprintf(detail, detail_len, "confine: the rewritten module is invalid: %s",
+                     msg);
+            LLVMDisposeMessage(msg);
+            reason = TC_IFUNC_REJECT_BITCODE;
+        }
+        if (reason != TC_IFUNC_REJECT_NONE) {
+            LLVMDisposeModule(mod);
+            goto out_buf;
+        }
     }
 
     code->tracker = LLVMOrcJITDylibCreateResourceTracker(jit->dylib);

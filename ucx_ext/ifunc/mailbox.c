@@ -152,6 +152,7 @@ static void tc_ifunc_mailbox_params_read(tc_ifunc_mailbox_h mbox,
     mbox->rx.placement       = TC_IFUNC_PARAM(PLACEMENT, placement, config->placement);
     mbox->signal             = TC_IFUNC_PARAM(SIGNAL, signal, config->signal);
     mbox->rx.target_args     = TC_IFUNC_PARAM(TARGET_ARGS, target_args, NULL);
+    mbox->rx.target_size     = TC_IFUNC_PARAM(TARGET_SIZE, target_size, 0);
     mbox->flags              = TC_IFUNC_PARAM(FLAGS, flags, 0);
     mbox->rx.trailer_timeout = TC_IFUNC_PARAM(TRAILER_TIMEOUT, trailer_timeout,
                                               config->trailer_timeout);
@@ -425,6 +426,13 @@ tc_progress_engine_h tc_ifunc_mailbox_engine(tc_ifunc_mailbox_h mbox)
     return mbox->engine;
 }
 
+void tc_ifunc_mailbox_set_target_region(tc_ifunc_mailbox_h mbox, void *target_args,
+                                        size_t target_size)
+{
+    mbox->rx.target_args = target_args;
+    mbox->rx.target_size = target_size;
+}
+
 void tc_ifunc_mailbox_set_target_args(tc_ifunc_mailbox_h mbox, void *target_args)
 {
     mbox->rx.target_args = target_args;
@@ -480,6 +488,13 @@ void tc_ifunc_stats_print(const tc_ifunc_stats_t *s, FILE *stream, const char *p
                 "running, %" PRIu64 " modules evicted\n", prefix,
                 s->frames[TC_IFUNC_FRAME_PORTABLE], s->portable_compiles,
                 s->portable_compile_s, s->portable_waits, s->portable_evictions);
+    }
+    if (s->confine_runs != 0) {
+        fprintf(stream, "%sconfined runs: %" PRIu64 "; trapped: memory %" PRIu64
+                ", fuel %" PRIu64 ", stack %" PRIu64 ", unreachable %" PRIu64 "\n", prefix,
+                s->confine_runs, s->confine_traps[TC_IFUNC_TRAP_MEMORY],
+                s->confine_traps[TC_IFUNC_TRAP_FUEL], s->confine_traps[TC_IFUNC_TRAP_STACK],
+                s->confine_traps[TC_IFUNC_TRAP_UNREACHABLE]);
     }
     for (i = 1; i < TC_IFUNC_REJECT_LAST; ++i) {
         if (s->rejects[i] != 0) {

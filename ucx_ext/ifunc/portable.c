@@ -21,10 +21,16 @@
  *    file. In `trust` the module is copied out of the slot once, the copy is
  *    hashed and must match the frame's code_hash, and only the copy is
  *    compiled. So what runs was compiled from bytes only we could write;
- *  - two tables: modules compiled from our own packages' files, the only
- *    ones `verify` runs, and modules compiled from peers' bytes (trust);
- *    FNV-1a names code, it does not authenticate it, so a peer's module
- *    that hashes like one of ours never stands in for it;
+ *  - `confine` runs our own module of the frame's hash as verify does, and
+ *    any other module from the frame's bytes (copied and hashed as in
+ *    trust) only compiled confined (jit_confine.c) and run through
+ *    tc_confine_run (confine.c), Cached frames of it included;
+ *  - three tables: modules compiled from our own packages' files, the only
+ *    ones `verify` runs; modules compiled from peers' bytes (trust); and
+ *    peers' modules compiled confined. FNV-1a names code, it does not
+ *    authenticate it, so a peer's module that hashes like one of ours never
+ *    stands in for it, and a module compiled unconfined never runs where
+ *    confine asked;
  *  - one entry per bitcode hash and table, compiled once; an entry's state goes
  *    COMPILING -> READY or FAILED, once. A FAILED entry rejects every later
  *    frame naming that hash with the same reason, so a bad module costs one
@@ -69,12 +75,26 @@
 
 KHASH_MAP_INIT_INT64(tc_portable, tc_portable_code_t*)
 
+/* Modules by where their bytes came from and how they were compiled: a
+ * module is found only in the table of its kind */
+typedef enum {
+    TC_PORTABLE_TABLE_PEER,      /* a peer's bytes, compiled as they are (trust) */
+    TC_PORTABLE_TABLE_OWN,       /* our own packages' files (what verify runs) */
+    TC_PORTABLE_TABLE_CONFINED,  /* a peer's bytes, checked and confined */
+    TC_PORTABLE_TABLES
+} tc_portable_table_t;
+
+static tc_portable_table_t tc_portable_setup_table(const tc_portable_code_t *setup)
+{
+    return setup->confined ? TC_PORTABLE_TABLE_CONFINED :
+           setup->own      ? TC_PORTABLE_TABLE_OWN : TC_PORTABLE_TABLE_PEER;
+}
+
 static struct {
     pthread_mutex_t     lock;
     pthread_cond_t      cond;          /* a job was queued, or one finished */
-    khash_t(tc_portable) tables[2];    /* hash -> entry: [0] compiled from peers'
-                                          bytes (trust), [1] from our own
-                                          packages (what verify runs) */
+    khash_t(tc_portable) tables[TC_PORTABLE_TABLES]; /* hash -> entry, by
+                                          tc_portable_table_t */
     int                 table_init;
     tc_portable_code_t  *jobs;         /* FIFO of COMPILING entries */
     tc_portable_code_t  *evicted;      /* entries whose code the compile thread
@@ -171,13 +191,35 @@ static int tc_portable_allowed(const char *name)
     return 0;
 }
 
-static void *tc_portable_resolve(void *arg, const char *name, char *why, size_t why_len)
+/* @a arg non-NULL: for a confined module, whose checker allowed its calls
+ * already (jit_confine.c); data it may name is a ried's alone */
+static void *tc_portable_resolve(void *arg, const char *name, tc_jit_symbol_t *sym,
+                                 char *why, size_t why_len)
 {
+    tc_jit_symbol_t info;
     void *addr;
 
-    (void)arg;
     addr = tc_ifunc_ried_symbol(name);
     if (addr != NULL) {
+        if (sym != NULL) {
+            tc_confine_symbol_info(addr, sym);
+        }
+        return addr;
+    }
+    if (arg != NULL) {
+        addr = dlsym(RTLD_DEFAULT, name);
+        if (addr == NULL) {
+            snprintf(why, why_len, "is not in the process");
+            return NULL;
+        }
+        tc_confine_symbol_info(addr, &info);
+        if (info.kind != TC_JIT_SYMBOL_FUNCTION) {
+            snprintf(why, why_len, "is data of the process, not of a ried");
+            return NULL;
+        }
+        if (sym != NULL) {
+            *sym = info;
+        }
         return addr;
     }
     if (!tc_portable_allowed(name)) {
@@ -271,8 +313,10 @@ static void tc_portable_compile(tc_portable_code_t *entry)
         if (bitcode != NULL) {
             reason = tc_portable.ops->compile(tc_portable.jit, bitcode, size,
                                               entry->entry_name, tc_portable_resolve,
-                                              NULL, &code, entry->detail,
-                                              sizeof(entry->detail));
+                                              entry->confined ? (void*)entry : NULL,
+                                              entry->confined ? tc_confine_jit_options() :
+                                                                NULL,
+                                              &code, entry->detail, sizeof(entry->detail));
         }
     }
     if (bitcode != entry->bitcode) {
@@ -285,10 +329,11 @@ static void tc_portable_compile(tc_portable_code_t *entry)
     entry->compile_s = tc_ifunc_now() - start;
     if (reason == TC_IFUNC_REJECT_NONE) {
         entry->jit_code   = code;
-        entry->entry.code = tc_portable.ops->entry(code);
-        ucs_info("ifunc: compiled module %016" PRIx64 " (%s) for %s in %.3f ms",
+        entry->entry.code     = tc_portable.ops->entry(code);
+        entry->entry.confined = entry->confined;
+        ucs_info("ifunc: compiled module %016" PRIx64 " (%s) for %s%s in %.3f ms",
                  entry->hash, entry->entry_name, tc_portable_host_triple(),
-                 entry->compile_s * 1e3);
+                 entry->confined ? ", confined" : "", entry->compile_s * 1e3);
     }
     entry->reason = reason;
     __atomic_store_n(&entry->state,
@@ -350,7 +395,7 @@ static int tc_portable_evict(void)
     unsigned t;
     khiter_t it;
 
-    for (t = 0; t < 2; ++t) {
+    for (t = 0; t < TC_PORTABLE_TABLES; ++t) {
         kh_foreach_value(&tc_portable.tables[t], entry, {
             if ((__atomic_load_n(&entry->state, __ATOMIC_ACQUIRE) != TC_PORTABLE_COMPILING) &&
                 (__atomic_load_n(&entry->entry.pins, __ATOMIC_RELAXED) == 0) &&
@@ -395,11 +440,11 @@ static void tc_portable_put(tc_portable_code_t *entry)
  * code without authenticating it: a peer's module that hashes like one of
  * ours must never be what a verifying receiver runs. */
 static tc_portable_code_t *
-tc_portable_get(uint64_t hash, int own, const tc_portable_code_t *setup, int *taken_p,
-                int hold, uint64_t *evictions, char *detail, size_t detail_len)
+tc_portable_get(uint64_t hash, tc_portable_table_t which, const tc_portable_code_t *setup,
+                int *taken_p, int hold, uint64_t *evictions, char *detail, size_t detail_len)
 {
-    khash_t(tc_portable) *table = &tc_portable.tables[own ? 1 : 0];
-    unsigned count;
+    khash_t(tc_portable) *table = &tc_portable.tables[which];
+    unsigned count, t;
     const tc_ifunc_config_t *config = tc_ifunc_config_get();
     tc_portable_code_t *entry = NULL;
     pthread_attr_t attr;
@@ -409,8 +454,9 @@ tc_portable_get(uint64_t hash, int own, const tc_portable_code_t *setup, int *ta
 
     pthread_mutex_lock(&tc_portable.lock);
     if (!tc_portable.table_init) {
-        kh_init_inplace(tc_portable, &tc_portable.tables[0]);
-        kh_init_inplace(tc_portable, &tc_portable.tables[1]);
+        for (t = 0; t < TC_PORTABLE_TABLES; ++t) {
+            kh_init_inplace(tc_portable, &tc_portable.tables[t]);
+        }
         tc_portable.jobs_tail  = &tc_portable.jobs;
         tc_portable.table_init = 1;
     }
@@ -422,7 +468,9 @@ tc_portable_get(uint64_t hash, int own, const tc_portable_code_t *setup, int *ta
     if (taken_p == NULL) {
         goto out;
     }
-    count = kh_size(&tc_portable.tables[0]) + kh_size(&tc_portable.tables[1]);
+    for (count = 0, t = 0; t < TC_PORTABLE_TABLES; ++t) {
+        count += kh_size(&tc_portable.tables[t]);
+    }
     if ((count >= config->portable_code) && tc_portable_evict()) {
         --count;
         if (evictions != NULL) {
@@ -488,8 +536,8 @@ static tc_portable_code_t *tc_portable_get_or_free(uint64_t hash,
                                                    char *detail, size_t detail_len)
 {
     int taken                 = 0;
-    tc_portable_code_t *entry = tc_portable_get(hash, setup->own, setup, &taken, 1,
-                                                evictions, detail, detail_len);
+    tc_portable_code_t *entry = tc_portable_get(hash, tc_portable_setup_table(setup), setup,
+                                                &taken, 1, evictions, detail, detail_len);
 
     if (!taken) {
         free(setup->bitcode);
@@ -619,8 +667,8 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
         if (bc == NULL) {
             continue;
         }
-        entry = tc_portable_get(bc->bc_hash, 1, NULL, NULL, 0, NULL, detail,
-                                sizeof(detail));
+        entry = tc_portable_get(bc->bc_hash, TC_PORTABLE_TABLE_OWN, NULL, NULL, 0, NULL,
+                                detail, sizeof(detail));
         state = tc_portable_wait(entry, deadline - tc_ifunc_now());
         if (state == TC_PORTABLE_COMPILING) {
             return UCS_ERR_TIMED_OUT;
@@ -638,8 +686,8 @@ ucs_status_t tc_ifunc_portable_prepare(tc_ifunc_pkg_h pkg, double timeout_s)
 const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s)
 {
     char detail[8];
-    tc_portable_code_t *entry = tc_portable_get(hash, 1, NULL, NULL, 0, NULL, detail,
-                                                sizeof(detail));
+    tc_portable_code_t *entry = tc_portable_get(hash, TC_PORTABLE_TABLE_OWN, NULL, NULL, 0,
+                                                NULL, detail, sizeof(detail));
 
     if (jit_setup_s != NULL) {
         *jit_setup_s = tc_portable.jit_setup_s;
@@ -662,7 +710,8 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
     tc_ifunc_pkg_h pkg                = NULL;
     tc_ifunc_reject_t reason;
     const char *name;
-    int state, ret, verify, asked = 0;   /* this poll asked for the compile */
+    int state, ret, verify, confine, own = 0, asked = 0;   /* asked: this poll asked
+                                                             for the compile */
     khiter_t it;
 
     if (rx->security == TC_IFUNC_SECURITY_LOCAL_ONLY) {
@@ -674,8 +723,19 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
                  "where a module travels");
         return TC_IFUNC_REJECT_TYPE;
     }
-    verify = (rx->security == TC_IFUNC_SECURITY_VERIFY);
-    if (verify) {
+    verify  = (rx->security == TC_IFUNC_SECURITY_VERIFY);
+    confine = (rx->security == TC_IFUNC_SECURITY_CONFINE);
+    if (confine) {
+        /* our own module of that hash runs as in verify; any other module
+         * is the frame's, confined */
+        pkg = tc_ifunc_frame_pkg(rx, h);
+        e   = (pkg != NULL) ? tc_ifunc_pkg_elem(pkg, h->element_id) : NULL;
+        own = (e != NULL) && !tc_ifunc_config_get()->confine_own &&
+              (tc_portable_own_check(pkg, e, h->code_hash, &bc, detail, detail_len) ==
+               TC_IFUNC_REJECT_NONE);
+        detail[0] = '\0';
+        verify    = own;
+    } else if (verify) {
         /* only our own module of that hash, compiled already or not: the
          * frame's module is never read */
         pkg = tc_ifunc_frame_pkg(rx, h);
@@ -694,10 +754,17 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
             return reason;
         }
     }
-    /* trust runs our own module of that hash if we have one, else a peer's */
-    entry = tc_portable_get(h->code_hash, 1, NULL, NULL, 1, NULL, detail, detail_len);
+    /* trust runs our own module of that hash if we have one, else a peer's;
+     * confine ours (verify is set) or a confined one */
+    entry = NULL;
+    if (!confine || verify) {
+        entry = tc_portable_get(h->code_hash, TC_PORTABLE_TABLE_OWN, NULL, NULL, 1, NULL,
+                                detail, detail_len);
+    }
     if ((entry == NULL) && !verify) {
-        entry = tc_portable_get(h->code_hash, 0, NULL, NULL, 1, NULL, detail, detail_len);
+        entry = tc_portable_get(h->code_hash, confine ? TC_PORTABLE_TABLE_CONFINED :
+                                                        TC_PORTABLE_TABLE_PEER,
+                                NULL, NULL, 1, NULL, detail, detail_len);
     }
     if (entry == NULL) {
         if (verify) {
@@ -707,7 +774,8 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
                 return reason;
             }
         } else {
-            /* trust: copy, check the copy against its hash, compile the copy */
+            /* trust, confine: copy, check the copy against its hash, compile
+             * (confined) the copy */
             reason = tc_frame_check_symtab(h, slot);
             if (reason != TC_IFUNC_REJECT_NONE) {
                 snprintf(detail, detail_len, "malformed entry name");
@@ -722,6 +790,7 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
             }
             memcpy(setup.bitcode, slot + h->code_offset, h->code_size);
             setup.bitcode_size = h->code_size;
+            setup.confined     = confine;
             if (tc_fnv1a64(setup.bitcode, setup.bitcode_size) != h->code_hash) {
                 free(setup.bitcode);
                 snprintf(detail, detail_len, "module does not hash to %016" PRIx64,
@@ -832,7 +901,8 @@ tc_ifunc_reject_t tc_ifunc_run_portable_hashes(tc_ifunc_rx_t *rx, const tc_frame
     if (reason != TC_IFUNC_REJECT_NONE) {
         return reason;
     }
-    entry = tc_portable_get(hash, 1, NULL, NULL, 1, NULL, detail, detail_len);
+    entry = tc_portable_get(hash, TC_PORTABLE_TABLE_OWN, NULL, NULL, 1, NULL, detail,
+                            detail_len);
     if (entry == NULL) {
         reason = tc_portable_own_setup(pkg, e, hash, &setup, detail, detail_len);
         if (reason != TC_IFUNC_REJECT_NONE) {
@@ -868,7 +938,11 @@ tc_ifunc_reject_t tc_ifunc_run_portable_hashes(tc_ifunc_rx_t *rx, const tc_frame
 void tc_ifunc_portable_run(tc_ifunc_rx_t *rx, tc_portable_code_t *entry,
                            void *payload, uint32_t payload_size)
 {
-    if (!rx->install_only) {
+    if (rx->install_only) {
+        /* nothing runs */
+    } else if (entry->confined) {
+        (void)tc_confine_run(rx, entry->entry.code, payload, payload_size);
+    } else {
         ((tc_jam_main_fn_t)(void*)entry->entry.code)(payload, payload_size,
                                                      rx->target_args);
     }

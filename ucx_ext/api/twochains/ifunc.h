@@ -55,6 +55,12 @@ typedef enum tc_ifunc_security {
     TC_IFUNC_SECURITY_TRUST,      /**< any code from a connected peer (paper);
                                        links code of packages not installed
                                        here from the symbol names it carries */
+    TC_IFUNC_SECURITY_CONFINE,    /**< as verify for our own code; a Portable
+                                       module we do not have is checked,
+                                       rewritten and run confined to its
+                                       payload, its target's declared size, a
+                                       group's state and its own stack, with
+                                       fuel (docs/security.md) */
     TC_IFUNC_SECURITY_LAST
 } tc_ifunc_security_t;
 
@@ -105,6 +111,18 @@ typedef enum tc_ifunc_mode {
     TC_IFUNC_MODE_LAST
 } tc_ifunc_mode_t;
 
+/** Why a confined run (security `confine`) ended before it returned; index
+ *  of tc_ifunc_stats_t::confine_traps. Nothing the trapping access would
+ *  have written was written; what the jam wrote before stays. */
+typedef enum tc_ifunc_trap {
+    TC_IFUNC_TRAP_NONE,
+    TC_IFUNC_TRAP_MEMORY,      /**< a load or store outside the run's regions */
+    TC_IFUNC_TRAP_FUEL,        /**< out of fuel (UCX_TC_IFUNC_CONFINE_FUEL) */
+    TC_IFUNC_TRAP_STACK,       /**< too deep: native or shadow stack exhausted */
+    TC_IFUNC_TRAP_UNREACHABLE, /**< reached code the compiler proved undefined */
+    TC_IFUNC_TRAP_LAST
+} tc_ifunc_trap_t;
+
 /** Why a frame was rejected; index of tc_ifunc_stats_t::rejects. */
 typedef enum tc_ifunc_reject {
     TC_IFUNC_REJECT_NONE,
@@ -127,6 +145,8 @@ typedef enum tc_ifunc_reject {
     TC_IFUNC_REJECT_BITCODE,       /**< Portable: not bitcode, no entry, or not compilable */
     TC_IFUNC_REJECT_TRIPLE,        /**< Portable: a module for another architecture */
     TC_IFUNC_REJECT_EXTERNAL,      /**< Portable: an external unresolved or not allowed */
+    TC_IFUNC_REJECT_CONFINE,       /**< Portable, confine: refused by the checker (an
+                                        indirect call, assembly, a call off the list) */
     TC_IFUNC_REJECT_LAST
 } tc_ifunc_reject_t;
 
@@ -147,6 +167,7 @@ extern const char *tc_ifunc_public_code_names[];
 
 /** Short name of a reject reason, e.g. "size", "hash". */
 const char *tc_ifunc_reject_name(tc_ifunc_reject_t reason);
+const char *tc_ifunc_trap_name(tc_ifunc_trap_t trap);
 
 
 /* ------------------------------------------------------------------------
@@ -217,7 +238,8 @@ enum tc_ifunc_mailbox_params_field {
     TC_IFUNC_MAILBOX_PARAM_FIELD_TARGET_ARGS = UCS_BIT(5),
     TC_IFUNC_MAILBOX_PARAM_FIELD_EPS         = UCS_BIT(6),
     TC_IFUNC_MAILBOX_PARAM_FIELD_FLAGS       = UCS_BIT(7),
-    TC_IFUNC_MAILBOX_PARAM_FIELD_TRAILER_TIMEOUT = UCS_BIT(8)
+    TC_IFUNC_MAILBOX_PARAM_FIELD_TRAILER_TIMEOUT = UCS_BIT(8),
+    TC_IFUNC_MAILBOX_PARAM_FIELD_TARGET_SIZE = UCS_BIT(9)
 };
 
 enum tc_ifunc_mailbox_flags {
@@ -243,6 +265,9 @@ typedef struct tc_ifunc_mailbox_params {
     const ucp_ep_h       *eps;
     uint64_t             flags;       /**< tc_ifunc_mailbox_flags */
     double               trailer_timeout; /**< UCX_TC_IFUNC_TRAILER_TIMEOUT, s */
+    /** Bytes at target_args that a confined jam may read and write (security
+     *  `confine`); 0, the default: none */
+    size_t               target_size;
 } tc_ifunc_mailbox_params_t;
 
 /**
@@ -279,6 +304,10 @@ tc_progress_engine_h tc_ifunc_mailbox_engine(tc_ifunc_mailbox_h mbox);
 
 /** Set the target argument passed to every jam's main from now on. */
 void tc_ifunc_mailbox_set_target_args(tc_ifunc_mailbox_h mbox, void *target_args);
+
+/** Set it with the bytes at it that a confined jam may read and write. */
+void tc_ifunc_mailbox_set_target_region(tc_ifunc_mailbox_h mbox, void *target_args,
+                                        size_t target_size);
 
 /**
  * Caller-driven receive: run up to @a max_frames arrived frames (0: the
@@ -372,6 +401,9 @@ typedef struct tc_ifunc_stats {
                                          the others go on) */
     uint64_t portable_evictions;    /**< compiled modules this receiver evicted
                                          to make room (UCX_TC_IFUNC_PORTABLE_CODE) */
+    /* receiver, security confine */
+    uint64_t confine_runs;          /**< confined runs (returned or trapped) */
+    uint64_t confine_traps[TC_IFUNC_TRAP_LAST]; /**< runs ended early, by trap */
 } tc_ifunc_stats_t;
 
 void tc_ifunc_mailbox_stats(tc_ifunc_mailbox_h mbox, tc_ifunc_stats_t *stats);
@@ -471,6 +503,12 @@ typedef struct tc_ifunc_config {
     int                  public_code;   /**< tc_ifunc_public_code_t: what
                                              ucp_ifunc_msg_create's frames carry */
     unsigned             portable_code; /**< compiled modules kept per process */
+    unsigned long        confine_fuel;  /**< units of one confined run */
+    size_t               confine_stack; /**< native stack bytes a confined run may use */
+    size_t               confine_shadow; /**< shadow stack bytes per polling thread */
+    ucs_config_names_array_t confine_allow; /**< functions a confined jam may call
+                                                 besides memcpy/memmove/memset, libm */
+    int                  confine_own;   /**< confine our own packages' modules too */
 } tc_ifunc_config_t;
 
 ucs_status_t tc_ifunc_config_read(tc_ifunc_config_t *config);
