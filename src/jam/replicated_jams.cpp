@@ -17,6 +17,12 @@ namespace tc {
 
 namespace {
 
+static_assert(-1000 - TC_IFUNC_TRAP_MEMORY == TC_JAM_STATUS_TRAP_MEMORY &&
+                      -1000 - TC_IFUNC_TRAP_FUEL == TC_JAM_STATUS_TRAP_FUEL &&
+                      -1000 - TC_IFUNC_TRAP_STACK == TC_JAM_STATUS_TRAP_STACK &&
+                      -1000 - TC_IFUNC_TRAP_UNREACHABLE == TC_JAM_STATUS_TRAP_UNREACHABLE,
+              "a trap's status is -1000 - its tc_ifunc_trap_t");
+
 /* The state transfer's part: [u64 region][region][u64 codes][codes], then
  * the application's bytes */
 void append(std::vector<std::byte> &out, const void *data, size_t size)
@@ -46,6 +52,9 @@ bool take(std::span<const std::byte> &in, std::span<const std::byte> &part)
 replicated_jams::replicated_jams(tc_ifunc_exec_h exec, const group_params &p)
     : exec_(exec), state_(p.jam_state), on_jam_(p.on_jam)
 {
+    /* what a confined jam may touch: its replica context and the state */
+    tc_ifunc_exec_confine_regions(exec, sizeof(tc_jam_replica_t), state_.data(),
+                                  state_.size());
 }
 
 uint64_t replicated_jams::packages_digest(const group_params &p)
@@ -183,6 +192,10 @@ replicated_jams::outcome replicated_jams::run(const delivered &d,
                        replica.status = (replica.status != 0) ? replica.status : -1;
                        return exceptions_++;
                    });
+    if ((r.reason == TC_IFUNC_REJECT_NONE) && (r.trap != TC_IFUNC_TRAP_NONE)) {
+        /* the runner ended a confined jam: its status, alike everywhere */
+        replica.status = -1000 - static_cast<int>(r.trap);
+    }
     outcome result = outcome::ran;
     if (r.reason != TC_IFUNC_REJECT_NONE) {
         result = r.diverges ? outcome::diverged : outcome::rejected;

@@ -13,7 +13,10 @@
 #    idle ring sleeps, 20 bursts each wake it; exact sums) over posix and tcp;
 #  - ifunc_tear (compact frames written in torn pieces with pauses: none may
 #    run early or with other bytes, none may be lost; its one deliberately
-#    incomplete frame is the only reject) over posix and tcp. Every run must
+#    incomplete frame is the only reject) over posix and tcp;
+#  - security confine: the hostile corpus (confine_probe), the tcbench jams
+#    confined (ifunc_probe, 4 processes), and a 3-member group with a hostile
+#    member whose members must agree (group_confine). Every run must
 # verify all effects with zero rejects, and finish in its time bound.
 # TC_STRESS_ROUNDS repeats the matrix (4 in make check, ~25 s; 100 in
 # make check-long).
@@ -81,6 +84,34 @@ for round in $(seq "$rounds"); do
            ! grep -q 'ran 41, rejected 1 (truncated 1)' "$log" ||
            grep -Eq 'UCX +(ERROR|FATAL)|FAILED' "$log"; then
             echo "FAIL: tear round $round $tls:"; tail -20 "$log"; failed=$((failed + 1))
+        fi
+        runs=$((runs + 1))
+        # security confine: the hostile corpus into a mailbox (each case
+        # refused or trapped, the legitimate frame after it exact, nothing
+        # outside the grant changed), the tcbench jams confined with every
+        # effect checked, and a group with a hostile member that agrees
+        log=$work/confine.log
+        UCX_TLS=$tls "$run" -n 2 --timeout 120 -- "$TC_BUILDDIR/test/helpers/confine_probe" \
+            -r 2 >"$log" 2>&1 || true
+        if [ "$(grep -Ec 'confine_probe rank [01]: OK' "$log" || true)" != 2 ] ||
+           grep -Eq 'UCX +(ERROR|FATAL)|FAIL' "$log"; then
+            echo "FAIL: confine corpus round $round $tls:"; tail -20 "$log"; failed=$((failed + 1))
+        fi
+        runs=$((runs + 1))
+        log=$work/confine_probe.log
+        UCX_TLS=$tls UCX_TC_IFUNC_CONFINE_OWN=y UCX_TC_IFUNC_CONFINE_ALLOW=tcbench_ping_reply \
+            "$run" -n 4 --timeout 120 -- "$TC_BUILDDIR/test/helpers/ifunc_probe" -n 20 -d 4 \
+            -s confine -m portable,portable-cached -j indirect_put,server_side_sum,ping \
+            >"$log" 2>&1 || true
+        check "confined probe round $round $tls" "$log" 'ifunc_probe rank [0-3]: OK' 4
+        runs=$((runs + 1))
+        log=$work/group_confine.log
+        UCX_TLS=$tls UCX_TC_IFUNC_SECURITY=confine UCX_TC_IFUNC_CONFINE_OWN=y "$run" -n 3 \
+            --timeout 120 -- "$TC_BUILDDIR/test/helpers/group_confine" -P "$pkgs" -c 60 -H 2 \
+            >"$log" 2>&1 || true
+        if [ "$(grep -Eo 'chain [0-9a-f]+ digest ([0-9a-f]+) reference \1 run 189 rejected 3 status Success' "$log" | sort -u | wc -l)" != 1 ] ||
+           [ "$(grep -Ec 'group_confine rank [0-2]: chain' "$log" || true)" != 3 ]; then
+            echo "FAIL: confining group round $round $tls:"; tail -20 "$log"; failed=$((failed + 1))
         fi
         runs=$((runs + 1))
     done

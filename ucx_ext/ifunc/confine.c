@@ -270,6 +270,7 @@ tc_ifunc_trap_t tc_confine_run(tc_ifunc_rx_t *rx, const void *entry, void *paylo
                                            payload_size, rx->target_args);
     tc_confine_current_run = run.prev;
 out:
+    rx->last_trap = why;
     ++rx->stats->confine_runs;
     if (why != TC_IFUNC_TRAP_NONE) {
         why = ((unsigned)why < TC_IFUNC_TRAP_LAST) ? why : TC_IFUNC_TRAP_MEMORY;

@@ -435,6 +435,12 @@ static tc_ifunc_reject_t tc_ifunc_dispatch(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *r
         /* a carrier delivers in one order and cannot hold a frame for a
          * compile: it carries hashes of modules compiled before; a ring or
          * a buffer carries the module, and its frame may wait */
+        if (!rx->portable_wait && !(h->flags & TC_FRAME_F_HASHES) &&
+            (rx->security == TC_IFUNC_SECURITY_CONFINE)) {
+            /* a group's confined jam: its module travels, the delivery waits */
+            return tc_ifunc_run_portable_in_order(rx, ring, h, slot, payload, detail,
+                                                  detail_len);
+        }
         if (!(h->flags & TC_FRAME_F_HASHES) != !!rx->portable_wait) {
             snprintf(detail, detail_len, "%s", rx->portable_wait ?
                      "a Portable frame of module hashes (a group's) in a mailbox" :

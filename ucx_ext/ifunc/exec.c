@@ -63,6 +63,8 @@ struct tc_ifunc_exec {
     khash_t(tc_shipment) shipments;   /* code hash -> what shipped it */
     uint8_t              *copy;       /* the frame being run, read once */
     size_t               copy_len;
+    khash_t(tc_shipment) modules;     /* confine: module hash -> our module's
+                                         bytes, what our Portable frames carry */
 };
 
 /* ---- running a carried frame ---- */
@@ -207,6 +209,7 @@ ucs_status_t tc_ifunc_exec_create(tc_ifunc_security_t security, tc_ifunc_exec_h 
     tc_code_cache_init(&exec->rx.cache, tc_ifunc_config_get()->cache_entries);
     tc_ifunc_ring_init(&exec->ring, NULL, -1, 0);
     kh_init_inplace(tc_shipment, &exec->shipments);
+    kh_init_inplace(tc_shipment, &exec->modules);
     *exec_p = exec;
     return UCS_OK;
 }
@@ -222,10 +225,66 @@ void tc_ifunc_exec_destroy(tc_ifunc_exec_h exec)
         free(shipment.bytes);
     })
     kh_destroy_inplace(tc_shipment, &exec->shipments);
+    kh_foreach_value(&exec->modules, shipment, {
+        free(shipment.bytes);
+    })
+    kh_destroy_inplace(tc_shipment, &exec->modules);
     tc_ifunc_ring_cleanup(&exec->ring);
     tc_code_cache_cleanup(&exec->rx.cache);
     free(exec->copy);
     free(exec);
+}
+
+void tc_ifunc_exec_confine_regions(tc_ifunc_exec_h exec, size_t target_size, void *state,
+                                   size_t state_size)
+{
+    exec->rx.target_size = target_size;
+    exec->rx.state       = state;
+    exec->rx.state_size  = state_size;
+}
+
+/* Security confine: Portable frames carry the sender's module (whoever does
+ * not have it runs it confined), so a member may send jams of a package the
+ * group did not declare */
+static int tc_exec_carries_module(tc_ifunc_exec_h exec, tc_ifunc_mode_t mode)
+{
+    return (exec->rx.security == TC_IFUNC_SECURITY_CONFINE) &&
+           tc_ifunc_mode_portable(mode);
+}
+
+/* Our module of @a elem for this host, read once per executor */
+static const tc_exec_shipment_t *tc_exec_module(tc_ifunc_exec_h exec,
+                                                const tc_ifunc_element_t *elem)
+{
+    const tc_ifunc_portable_bc_t *bc = tc_ifunc_elem_portable(elem,
+                                                              tc_portable_host_triple());
+    tc_exec_shipment_t *module;
+    char detail[192];
+    size_t size;
+    khiter_t it;
+    int ret;
+
+    if (bc == NULL) {
+        return NULL;
+    }
+    it = kh_get(tc_shipment, &exec->modules, bc->bc_hash);
+    if (it != kh_end(&exec->modules)) {
+        return &kh_val(&exec->modules, it);
+    }
+    it = kh_put(tc_shipment, &exec->modules, bc->bc_hash, &ret);
+    if (ret < 0) {
+        return NULL;
+    }
+    module        = &kh_val(&exec->modules, it);
+    module->bytes = tc_portable_read_module(bc->path, bc->bc_hash, &size, detail,
+                                            sizeof(detail));
+    if (module->bytes == NULL) {
+        ucs_error("ifunc: %s: %s", elem->name, detail);
+        kh_del(tc_shipment, &exec->modules, it);
+        return NULL;
+    }
+    module->size = (uint32_t)size;
+    return module;
 }
 
 tc_ifunc_security_t tc_ifunc_exec_security(tc_ifunc_exec_h exec)
@@ -314,7 +373,8 @@ static void tc_exec_prepare_portable_hashes(uint8_t *frame, tc_ifunc_pkg_h pkg,
 }
 
 static size_t tc_exec_frame_capacity(tc_ifunc_pkg_h pkg, const tc_ifunc_element_t *elem,
-                                     uint8_t type, uint32_t payload_cap, uint8_t *compact_p)
+                                     uint8_t type, uint32_t payload_cap,
+                                     const tc_exec_shipment_t *module, uint8_t *compact_p)
 {
     const uint32_t hdr_size = (type == TC_FRAME_LOCAL) ? TC_FRAME_COMPACT_LOCAL_HDR :
                                                          TC_FRAME_COMPACT_CACHED_HDR;
@@ -328,7 +388,10 @@ static size_t tc_exec_frame_capacity(tc_ifunc_pkg_h pkg, const tc_ifunc_element_
     if (compact) {
         return tc_frame_compact_size(hdr_size, payload_cap);
     }
-    if (type == TC_FRAME_PORTABLE) {
+    if (module != NULL) {
+        tc_frame_prepare_portable(NULL, pkg, elem, module->bytes, module->size,
+                                  module->size, 0, &desc);
+    } else if (type == TC_FRAME_PORTABLE) {
         tc_exec_prepare_portable_hashes(NULL, pkg, elem, &desc);
     } else {
         tc_frame_prepare(NULL, pkg, elem, type == TC_FRAME_INJECTED, &desc);
@@ -341,6 +404,7 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
 {
     const tc_ifunc_element_t *elem = (jam->pkg != NULL) ?
                                      tc_ifunc_pkg_elem(jam->pkg, jam->element_id) : NULL;
+    const tc_exec_shipment_t *module = NULL;
     size_t payload_cap;
 
     if (elem == NULL) {
@@ -348,14 +412,19 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
                   (jam->pkg != NULL) ? jam->pkg->name : "(none)");
         return UCS_ERR_INVALID_PARAM;
     }
-    if (!tc_exec_declared(exec, jam->pkg->id)) {
+    if (jam->mode >= TC_IFUNC_MODE_LAST) {
+        ucs_error("ifunc: invalid jam mode %d", (int)jam->mode);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!tc_exec_declared(exec, jam->pkg->id) && !tc_exec_carries_module(exec, jam->mode)) {
         ucs_error("ifunc: package %s is not one of the %u declared", jam->pkg->name,
                   exec->num_declared);
         return UCS_ERR_INVALID_PARAM;
     }
-    if (jam->mode >= TC_IFUNC_MODE_LAST) {
-        ucs_error("ifunc: invalid jam mode %d", (int)jam->mode);
-        return UCS_ERR_INVALID_PARAM;
+    if (jam->mode == TC_IFUNC_MODE_PORTABLE_CACHED && tc_exec_carries_module(exec, jam->mode)) {
+        ucs_error("ifunc: %s: a confining group sends Portable frames, not Portable-Cached",
+                  elem->name);
+        return UCS_ERR_UNSUPPORTED;
     }
     if (tc_ifunc_mode_portable(jam->mode) &&
         (tc_ifunc_elem_portable(elem, tc_portable_host_triple()) == NULL)) {
@@ -374,6 +443,12 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
         ucs_error("ifunc: %s has writable globals: it cannot be cached", elem->name);
         return UCS_ERR_UNSUPPORTED;
     }
+    if (tc_exec_carries_module(exec, jam->mode)) {
+        module = tc_exec_module(exec, elem);
+        if (module == NULL) {
+            return UCS_ERR_IO_ERROR;
+        }
+    }
     payload_cap = tc_ifunc_payload_capacity(elem, jam->source_args, jam->source_args_size);
     if (payload_cap > UINT32_MAX / 2) {
         return UCS_ERR_EXCEEDS_LIMIT;
@@ -387,11 +462,13 @@ ucs_status_t tc_ifunc_exec_plan_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec_
                              plan->with_code ? TC_FRAME_INJECTED :
                              (jam->mode == TC_IFUNC_MODE_LOCAL) ? TC_FRAME_LOCAL :
                                                                   TC_FRAME_CACHED;
+    plan->with_code       |= (module != NULL);
     plan->capacity         = tc_exec_frame_capacity(jam->pkg, elem, plan->type,
-                                                    plan->payload_capacity, &plan->compact);
+                                                    plan->payload_capacity, module,
+                                                    &plan->compact);
     plan->known_capacity   = (jam->mode == TC_IFUNC_MODE_CACHED) ?
                              tc_exec_frame_capacity(jam->pkg, elem, TC_FRAME_CACHED,
-                                                    plan->payload_capacity, NULL) :
+                                                    plan->payload_capacity, NULL, NULL) :
                              plan->capacity;
     return UCS_OK;
 }
@@ -401,12 +478,12 @@ ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec
                                        size_t *size_p)
 {
     const tc_ifunc_element_t *elem = tc_ifunc_pkg_elem(jam->pkg, jam->element_id);
+    const tc_exec_shipment_t *module = NULL;
     uint8_t *frame                 = buf;
     tc_frame_desc_t desc;
     uint32_t hdr_size, payload_size, flags;
     ucs_status_t status;
 
-    (void)exec;
     if (plan->compact) {
         tc_frame_prepare(NULL, jam->pkg, elem, 0, &desc);
         hdr_size = (plan->type == TC_FRAME_LOCAL) ? TC_FRAME_COMPACT_LOCAL_HDR :
@@ -420,7 +497,17 @@ ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec
         }
         return status;
     }
-    if (plan->type == TC_FRAME_PORTABLE) {
+    if ((plan->type == TC_FRAME_PORTABLE) && tc_exec_carries_module(exec, jam->mode)) {
+        /* confine: our module; a member without it runs it confined */
+        module = tc_exec_module(exec, elem);
+        if (module == NULL) {
+            return UCS_ERR_IO_ERROR;
+        }
+        tc_frame_prepare_portable(frame, jam->pkg, elem, module->bytes, module->size,
+                                  module->size,
+                                  tc_ifunc_elem_portable(elem, tc_portable_host_triple())->bc_hash,
+                                  &desc);
+    } else if (plan->type == TC_FRAME_PORTABLE) {
         /* no module: every member runs its own, compiled before it joined */
         tc_exec_prepare_portable_hashes(frame, jam->pkg, elem, &desc);
     } else {
@@ -432,8 +519,9 @@ ucs_status_t tc_ifunc_exec_write_frame(tc_ifunc_exec_h exec, const tc_ifunc_exec
     if (status != UCS_OK) {
         return status;
     }
-    flags   = (jam->mode == TC_IFUNC_MODE_CACHED)    ? TC_FRAME_F_CACHE :
-              (plan->type == TC_FRAME_PORTABLE)      ? TC_FRAME_F_HASHES : 0;
+    flags   = (jam->mode == TC_IFUNC_MODE_CACHED)          ? TC_FRAME_F_CACHE :
+              (module != NULL)                             ? 0 :
+              (plan->type == TC_FRAME_PORTABLE)            ? TC_FRAME_F_HASHES : 0;
     *size_p = tc_frame_stamp(frame, &desc, plan->type, flags, 0, 0, payload_size);
     return UCS_OK;
 }
@@ -478,6 +566,10 @@ static int tc_exec_diverges(tc_ifunc_exec_h exec, tc_ifunc_reject_t reason,
     case TC_IFUNC_REJECT_PLACEMENT:
     case TC_IFUNC_REJECT_RESOURCE:
         return 1;
+    case TC_IFUNC_REJECT_TRIPLE:
+        /* a confining group's module is its sender's architecture's: the
+         * members of that architecture ran it */
+        return exec->rx.security == TC_IFUNC_SECURITY_CONFINE;
     case TC_IFUNC_REJECT_UNKNOWN_PKG:
     case TC_IFUNC_REJECT_UNKNOWN_ELEMENT:
         /* declared packages are the same everywhere */
@@ -606,8 +698,13 @@ tc_ifunc_reject_t tc_ifunc_exec_run(tc_ifunc_exec_h exec, const void *frame, siz
         pkg_id = tc_exec_frame_pkg(frame, size);
     }
     exec->rx.target_args = target_args;
+    exec->rx.last_trap   = TC_IFUNC_TRAP_NONE;
     was_known = exec->ring.cached.size;
-    if (!tc_exec_declared(exec, pkg_id)) {
+    if (!tc_exec_declared(exec, pkg_id) &&
+        !((exec->rx.security == TC_IFUNC_SECURITY_CONFINE) && (hdr != NULL) &&
+          (hdr->type == TC_FRAME_PORTABLE) && !(hdr->flags & TC_FRAME_F_HASHES))) {
+        /* (confine: a module that travels runs confined wherever it is not
+         * ours, whatever its package) */
         memset(&view, 0, sizeof(view));
         view.pkg_id = pkg_id;
         snprintf(result->detail, sizeof(result->detail), "package %016" PRIx64 " is not "
@@ -637,6 +734,7 @@ tc_ifunc_reject_t tc_ifunc_exec_run(tc_ifunc_exec_h exec, const void *frame, siz
     result->element_id   = view.element_id;
     result->payload      = view.payload;
     result->payload_size = view.payload_size;
+    result->trap         = exec->rx.last_trap;
     return reason;
 }
 

@@ -264,6 +264,7 @@ typedef struct tc_ifunc_rx {
     void                 *state;        /* a group's state: a confined jam's too */
     size_t               state_size;
     uint32_t             trap_warned;   /* confine traps already logged (bits) */
+    tc_ifunc_trap_t      last_trap;     /* of the last confined run */
     int                  rank;          /* for log lines, -1 if none */
     /* NULL, or loads the package a TC_FRAME_F_NAMED frame names (its name
      * checked by tc_frame_name_ok); returns it with a reference kept */
@@ -730,6 +731,14 @@ void tc_ifunc_portable_run(tc_ifunc_rx_t *rx, tc_portable_code_t *entry,
 
 /* Both: run (or reject) a Portable frame; TC_IFUNC_PORTABLE_WAIT while its
  * module compiles */
+/* A carrier's (a group's) Portable frame with its module, security confine:
+ * as tc_ifunc_run_portable, but waits for the compile (delivery is in one
+ * order: nothing may pass it) */
+tc_ifunc_reject_t tc_ifunc_run_portable_in_order(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
+                                                 const tc_frame_hdr_t *h, uint8_t *slot,
+                                                 void *payload, char *detail,
+                                                 size_t detail_len);
+
 tc_ifunc_reject_t tc_ifunc_run_portable(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                                         const tc_frame_hdr_t *h, uint8_t *slot,
                                         void *payload, char *detail, size_t detail_len);

@@ -351,6 +351,11 @@ static tc_ifunc_reject_t tc_confine_check(tc_confine_pass_t *p, const char *entr
     }
     for (fn = LLVMGetFirstFunction(p->mod); fn != NULL; fn = LLVMGetNextFunction(fn)) {
         if (LLVMIsDeclaration(fn)) {
+            /* named at all (called, or its address taken as data): allowed */
+            reason = tc_confine_check_callee(p, NULL, fn);
+            if (reason != TC_IFUNC_REJECT_NONE) {
+                return reason;
+            }
             continue;
         }
         if (tc_confine_name_is(fn, entry)) {

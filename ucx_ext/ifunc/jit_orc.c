@@ -89,11 +89,13 @@ static void tc_jit_init_target(void)
     LLVMInitializeX86Target();
     LLVMInitializeX86TargetMC();
     LLVMInitializeX86AsmPrinter();
+    LLVMInitializeX86AsmParser();   /* inline assembly of a module (trust, verify) */
 #elif defined(__aarch64__)
     LLVMInitializeAArch64TargetInfo();
     LLVMInitializeAArch64Target();
     LLVMInitializeAArch64TargetMC();
     LLVMInitializeAArch64AsmPrinter();
+    LLVMInitializeAArch64AsmParser();
 #else
 #  error "the portable JIT knows x86_64 and aarch64"
 #endif

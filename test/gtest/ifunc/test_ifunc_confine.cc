@@ -10,11 +10,15 @@
  *  - the tcbench jams compiled confined (UCX_TC_IFUNC_CONFINE_OWN) with every
  *    effect that verify gives, checked exactly by ifunc_probe, none trapped;
  *  - what the allow-list leaves out: a call to snprintf (calls_libc) and to a
- *    ried function the receiver did not vouch for (ping) are refused.
+ *    ried function the receiver did not vouch for (ping) are refused;
+ *  - a replicated group with a member that sends the hostile corpus: the
+ *    members agree on every outcome and keep delivering
+ *    (test/helpers/group_confine.c).
  */
 #include "common.h"
 
 #include <regex>
+#include <set>
 #include <string>
 
 namespace {
@@ -99,6 +103,54 @@ TEST_P(ifunc_confine, calls_off_the_allow_list_are_refused)
     EXPECT_NE(std::string::npos, r.output.find("a call to 'snprintf', not on the confine "
                                                "allow-list"))
             << r.output;
+}
+
+/* A replicated group (3 members, tckv as Portable jams, everything confined)
+ * where member 2 also sends the hostile corpus of a package the group did
+ * not declare: every member computes the same status for every case (the
+ * trap's, or the same reject), the hash chains over every jam event and the
+ * states agree, and the key-value store equals the reference built from the
+ * legitimate commands alone */
+TEST_P(ifunc_confine, group_with_a_hostile_member_agrees_and_keeps_delivering)
+{
+    auto r = tc_test::run_command("UCX_TLS=" + GetParam() +
+                                  " UCX_TC_IFUNC_SECURITY=confine UCX_TC_IFUNC_CONFINE_OWN=y " +
+                                  tc_test::build_path("src/tools/twochains-run") +
+                                  " -n 3 --timeout 120 -- " +
+                                  tc_test::build_path("test/helpers/group_confine") + " -P " +
+                                  tc_test::build_path("test/twochains-pkgs") + " -c 60 -H 2");
+    ASSERT_EQ(0, r.exit_code) << r.output;
+    for (const char *line : {"tch_payload_pointer  status -1001 reject none",
+                             "tch_read_past        status -1001 reject none",
+                             "tch_forged_global    status -1001 reject none",
+                             "tch_system           status 0 reject confine",
+                             "tch_syscall          status 0 reject confine",
+                             "tch_indirect         status 0 reject confine",
+                             "tch_spin             status -1002 reject none",
+                             "tch_recurse          status -1003 reject none",
+                             "tch_index_overflow   status -1001 reject none",
+                             "tch_state_by_one     status -1001 reject none",
+                             "tch_state_overrun    status -1001 reject none",
+                             "tch_ok               status 0 reject none"}) {
+        EXPECT_NE(std::string::npos, r.output.find(line)) << line << "\n" << r.output;
+    }
+    std::regex result(R"(group_confine rank (\d): chain ([0-9a-f]+) digest ([0-9a-f]+) )"
+                      R"(reference ([0-9a-f]+) run (\d+) rejected (\d+) status Success)");
+    std::set<std::string> chains, digests;
+    int members = 0;
+    for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), result);
+         it != std::sregex_iterator(); ++it) {
+        ++members;
+        chains.insert((*it)[2]);
+        digests.insert((*it)[3]);
+        EXPECT_EQ((*it)[3], (*it)[4]) << "member " << (*it)[1] << " diverged from its reference";
+        /* 3 x 60 commands, 12 hostile jams of which 3 are refused */
+        EXPECT_EQ("189", (*it)[5].str());
+        EXPECT_EQ("3", (*it)[6].str());
+    }
+    EXPECT_EQ(3, members) << r.output;
+    EXPECT_EQ(1u, chains.size()) << r.output;
+    EXPECT_EQ(1u, digests.size()) << r.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(tl, ifunc_confine, ::testing::Values("posix,self", "tcp,self"),

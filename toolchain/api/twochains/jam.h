@@ -137,6 +137,15 @@ TC_JAM_DECLARE(TC_JAM_NAME);
  * passes it to the application's jam callback; whatever the jam wrote to
  * the state before stays, the same at every member.
  */
+/* The status of a confined jam (security `confine`) that its receiver ended
+ * early: the same at every member, since every member counts fuel and checks
+ * accesses alike (docs/replicated-jams.md). What the jam set before is
+ * replaced; what it wrote to the state before stays. */
+#define TC_JAM_STATUS_TRAP_MEMORY      (-1001)  /* an access outside its regions */
+#define TC_JAM_STATUS_TRAP_FUEL        (-1002)  /* out of fuel */
+#define TC_JAM_STATUS_TRAP_STACK       (-1003)  /* too deep */
+#define TC_JAM_STATUS_TRAP_UNREACHABLE (-1004)  /* reached undefined behaviour */
+
 typedef struct tc_jam_replica {
     void    *state;        /* the region this member registered with the group */
     size_t  state_size;

@@ -48,6 +48,14 @@ tc_ifunc_security_t tc_ifunc_exec_security(tc_ifunc_exec_h exec);
 ucs_status_t tc_ifunc_exec_declare(tc_ifunc_exec_h exec, const tc_ifunc_pkg_h *pkgs,
                                    unsigned count);
 
+/**
+ * Security `confine`: what a confined jam may touch besides its payload and
+ * stack: @a target_size bytes at every run's target_args (a group's
+ * tc_jam_replica_t), and the state at @a state (@a state_size bytes).
+ */
+void tc_ifunc_exec_confine_regions(tc_ifunc_exec_h exec, size_t target_size, void *state,
+                                   size_t state_size);
+
 /* ---- sending ---- */
 
 /** One jam to send: element @a element_id of @a pkg, its payload from
@@ -108,6 +116,7 @@ typedef struct tc_ifunc_exec_result {
     uint32_t          element_id;
     const void        *payload;
     size_t            payload_size;
+    tc_ifunc_trap_t   trap;       /**< a confined run that ended early: why */
     char              detail[192];
 } tc_ifunc_exec_result_t;
 
