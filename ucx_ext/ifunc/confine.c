@@ -9,7 +9,7 @@
  *    region: the jam gets it from tc_confine_current() and cannot store to
  *    it. The regions are the payload (read only), the target's declared
  *    size, a group's state and the thread's shadow stack, fixed for the run;
- *  - a trap longjmps back to the run's frame. Confined code holds no lock,
+ *  - a trap jumps back to the run's frame (__builtin_longjmp). Confined code holds no lock,
  *    owns no resource and calls only what it may (memcpy, libm, the
  *    receiver's vouched functions, which return before the next check), so
  *    unwinding it loses nothing;
@@ -36,13 +36,13 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct tc_confine_run {
     tc_confine_ctx_t      ctx;    /* first: the jam's pointer is the run's */
-    jmp_buf               jump;
+    void                  *jump[5]; /* __builtin_setjmp's: frame, resume, stack */
+    int                   why;    /* the trap, set before the jump */
     struct tc_confine_run *prev;
 } tc_confine_run_t;
 
@@ -52,10 +52,23 @@ _Static_assert(offsetof(tc_confine_ctx_t, stack_floor) == TC_CONFINE_OFF_STACK_F
 _Static_assert(offsetof(tc_confine_ctx_t, rd) == TC_CONFINE_OFF_RD, "ABI");
 _Static_assert(offsetof(tc_confine_ctx_t, wr) == TC_CONFINE_OFF_WR, "ABI");
 
-static __thread tc_confine_run_t *tc_confine_current_run;
-static __thread uint8_t          *tc_confine_shadow;
-static __thread size_t           tc_confine_shadow_size;
-static __thread uintptr_t        tc_confine_thread_stack_lo;   /* 0: not known yet */
+/* initial-exec: every function of a confined jam asks for its run's
+ * context; a __tls_get_addr call each time cost more than the jam */
+#define TC_CONFINE_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* What a thread's runs share, set up by its first run: the configuration
+ * read once, the shadow stack, where its native stack ends */
+typedef struct tc_confine_thread {
+    int       ready;       /* 1: set up; -1: could not be (no memory) */
+    uint8_t   *shadow;
+    size_t    shadow_size;
+    uintptr_t stack_lo;    /* the lowest native stack address a jam may near */
+    int64_t   fuel;
+    size_t    stack_bytes;
+} tc_confine_thread_t;
+
+static TC_CONFINE_TLS tc_confine_run_t    *tc_confine_current_run;
+static TC_CONFINE_TLS tc_confine_thread_t tc_confine_thread;
 
 static pthread_key_t  tc_confine_key;
 static pthread_once_t tc_confine_key_once = PTHREAD_ONCE_INIT;
@@ -83,9 +96,17 @@ static tc_confine_ctx_t *tc_confine_current(void)
     return &tc_confine_current_run->ctx;
 }
 
-static void __attribute__((noreturn)) tc_confine_trap(tc_confine_ctx_t *ctx, int32_t why)
+/* __builtin_setjmp/__builtin_longjmp (the compiler's non-local goto, as
+ * its setjmp-longjmp exceptions use): a run saves three words, where
+ * setjmp saved every callee-saved register each time (a third of the
+ * run's fixed cost) */
+static void __attribute__((noreturn, noinline)) tc_confine_trap(tc_confine_ctx_t *ctx,
+                                                                int32_t why)
 {
-    longjmp(((tc_confine_run_t*)ctx)->jump, (why > 0) ? why : TC_IFUNC_TRAP_MEMORY);
+    tc_confine_run_t *run = (tc_confine_run_t*)ctx;
+
+    run->why = (why > 0) ? why : TC_IFUNC_TRAP_MEMORY;
+    __builtin_longjmp(run->jump, 1);
 }
 
 const tc_jit_confine_t *tc_confine_jit_options(void)
@@ -174,41 +195,36 @@ static void tc_confine_make_key(void)
     (void)pthread_key_create(&tc_confine_key, tc_confine_thread_exit);
 }
 
-/* The lowest address of this thread's stack that we may let a jam near */
-static uintptr_t tc_confine_stack_lo(void)
+/* This thread's setup, on its first run */
+static int tc_confine_thread_setup(tc_confine_thread_t *th)
 {
+    const tc_ifunc_config_t *config = tc_ifunc_config_get();
+    size_t size = (config->confine_shadow < 4096) ? 4096 : config->confine_shadow;
     pthread_attr_t attr;
     void *addr;
-    size_t size;
+    size_t len;
 
-    if (tc_confine_thread_stack_lo == 0) {
-        tc_confine_thread_stack_lo = 1;
-        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-            if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-                tc_confine_thread_stack_lo = (uintptr_t)addr + 64 * 1024;   /* guard, slack */
-            }
-            pthread_attr_destroy(&attr);
-        }
-    }
-    return tc_confine_thread_stack_lo;
-}
-
-static ucs_status_t tc_confine_shadow_get(void)
-{
-    size_t size = tc_ifunc_config_get()->confine_shadow;
-
-    if (tc_confine_shadow != NULL) {
-        return UCS_OK;
-    }
     pthread_once(&tc_confine_key_once, tc_confine_make_key);
-    size = (size < 4096) ? 4096 : size;
-    tc_confine_shadow = aligned_alloc(64, (size + 63) & ~(size_t)63);
-    if (tc_confine_shadow == NULL) {
-        return UCS_ERR_NO_MEMORY;
+    size        = (size + 63) & ~(size_t)63;
+    th->shadow  = aligned_alloc(64, size);
+    if (th->shadow == NULL) {
+        th->ready = -1;
+        return -1;
     }
-    tc_confine_shadow_size = (size + 63) & ~(size_t)63;
-    (void)pthread_setspecific(tc_confine_key, tc_confine_shadow);
-    return UCS_OK;
+    (void)pthread_setspecific(tc_confine_key, th->shadow);
+    th->shadow_size = size;
+    th->fuel        = (config->confine_fuel > INT64_MAX) ? INT64_MAX :
+                                                           (int64_t)config->confine_fuel;
+    th->stack_bytes = config->confine_stack;
+    th->stack_lo    = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        if (pthread_attr_getstack(&attr, &addr, &len) == 0) {
+            th->stack_lo = (uintptr_t)addr + 64 * 1024;   /* its guard, and slack */
+        }
+        pthread_attr_destroy(&attr);
+    }
+    th->ready = 1;
+    return 1;
 }
 
 static void tc_confine_region(tc_confine_ctx_t *ctx, unsigned r, const void *lo,
@@ -226,36 +242,33 @@ static __attribute__((noinline)) int
 tc_confine_call(tc_confine_run_t *run, tc_jam_main_fn_t fn, void *payload,
                 size_t payload_size, void *target_args)
 {
-    int why = setjmp(run->jump);
-
-    if (why == 0) {
+    run->why = TC_IFUNC_TRAP_NONE;
+    if (__builtin_setjmp(run->jump) == 0) {
         fn(payload, payload_size, target_args);
     }
-    return why;
+    return run->why;
 }
 
 tc_ifunc_trap_t tc_confine_run(tc_ifunc_rx_t *rx, const void *entry, void *payload,
                                size_t payload_size)
 {
-    const tc_ifunc_config_t *config = tc_ifunc_config_get();
+    tc_confine_thread_t *th = &tc_confine_thread;
     tc_confine_run_t run;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0), floor, lo, hi;
     tc_ifunc_trap_t why;
 
-    if (tc_confine_shadow_get() != UCS_OK) {
+    if (ucs_unlikely(th->ready <= 0) &&
+        ((th->ready < 0) || (tc_confine_thread_setup(th) < 0))) {
         why = TC_IFUNC_TRAP_STACK;
         goto out;
     }
-    memset(&run.ctx, 0, sizeof(run.ctx));
-    run.ctx.fuel = (config->confine_fuel > INT64_MAX) ? INT64_MAX :
-                                                        (int64_t)config->confine_fuel;
-    floor = (here > config->confine_stack) ? here - config->confine_stack : 0;
-    lo    = tc_confine_stack_lo();
-    run.ctx.stack_floor = (floor > lo) ? floor : lo;
+    run.ctx.fuel        = th->fuel;
+    floor               = (here > th->stack_bytes) ? here - th->stack_bytes : 0;
+    run.ctx.stack_floor = (floor > th->stack_lo) ? floor : th->stack_lo;
     /* a nested run gets what its parent has not used of the shadow stack */
-    lo = (uintptr_t)tc_confine_shadow;
+    lo = (uintptr_t)th->shadow;
     hi = (tc_confine_current_run != NULL) ? tc_confine_current_run->ctx.shadow_sp :
-                                            lo + tc_confine_shadow_size;
+                                            lo + th->shadow_size;
     hi &= ~(uintptr_t)63;
     run.ctx.shadow_sp = hi;
     tc_confine_region(&run.ctx, TC_CONFINE_REGION_PAYLOAD, payload, payload_size, 0);

@@ -754,6 +754,14 @@ uint8_t *tc_portable_read_module(const char *path, uint64_t hash, size_t *size_p
  * JIT, which no module's compile_s includes (benchmarks) */
 const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s);
 
+/* Compile @a bitcode confined outside any frame (benchmarks, the checker's
+ * fuzzer) and wait for it: the entry, pinned for the process's life, or
+ * NULL with the reject reason and detail in @a detail */
+const tc_portable_code_t *tc_portable_compile_confined(const void *bitcode, size_t size,
+                                                       const char *entry_name,
+                                                       double timeout_s, char *detail,
+                                                       size_t detail_len);
+
 /* ---- security confine (confine.c) ---- */
 
 struct tc_jit_symbol;

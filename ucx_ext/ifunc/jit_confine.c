@@ -110,7 +110,8 @@ typedef struct tc_confine_pass {
     LLVMBuilderRef        b;
     const tc_jit_confine_t *opts;
     LLVMTypeRef           i1, i8p, i32, i64, void_t;
-    LLVMTypeRef           trap_ty, current_ty, guard_ty, any_ty, enter_ty, push_ty;
+    LLVMTypeRef           trap_ty, current_ty, guard_ty, any_ty, any4_ty, enter_ty, fuel_ty;
+    LLVMTypeRef           push_ty;
     LLVMValueRef          trap_fn, current_fn;   /* the runner's, as constants */
     LLVMValueRef          guard_fn, any_rd_fn, any_wr_fn, enter_fn, fuel_fn, push_fn;
     LLVMValueRef          main_fn;
@@ -124,6 +125,9 @@ typedef struct tc_confine_pass {
 typedef struct tc_confine_fn {
     LLVMValueRef fn;
     LLVMValueRef ctx;
+    LLVMValueRef fuel;   /* its fuel, in a local the optimiser keeps in a
+                            register: the context's is written back before a
+                            call of the module and at a return, read after */
     LLVMValueRef lo[2][TC_CONFINE_REGIONS];     /* [write][region] */
     LLVMValueRef size[2][TC_CONFINE_REGIONS];
 } tc_confine_fn_t;
@@ -429,33 +433,45 @@ static LLVMValueRef tc_confine_ctx_word(tc_confine_pass_t *p, LLVMValueRef ctx, 
     return LLVMBuildBitCast(p->b, addr, LLVMPointerType(p->i64, 0), "");
 }
 
-/* ok = (p - lo) <= size && n <= size - (p - lo): [p, p + n) within [lo, lo + size) */
+/* [a, a + n) within [lo, lo + size) */
 static LLVMValueRef tc_confine_in(tc_confine_pass_t *p, LLVMValueRef a, LLVMValueRef n,
                                   LLVMValueRef lo, LLVMValueRef size)
 {
-    LLVMValueRef off = LLVMBuildSub(p->b, a, lo, "");
-    LLVMValueRef c1  = LLVMBuildICmp(p->b, LLVMIntULE, off, size, "");
-    LLVMValueRef c2  = LLVMBuildICmp(p->b, LLVMIntULE, n, LLVMBuildSub(p->b, size, off, ""),
-                                     "");
+    /* n <= size && off <= size - n: for a constant n both halves but the
+     * offset's are invariant, and a loop keeps one compare per access */
+    LLVMValueRef off  = LLVMBuildSub(p->b, a, lo, "");
+    LLVMValueRef fits = LLVMBuildICmp(p->b, LLVMIntULE, n, size, "");
+    LLVMValueRef c    = LLVMBuildICmp(p->b, LLVMIntULE, off, LLVMBuildSub(p->b, size, n, ""),
+                                      "");
 
-    return LLVMBuildAnd(p->b, c1, c2, "");
+    return LLVMBuildAnd(p->b, fits, c, "");
 }
 
 static void tc_confine_define_helpers(tc_confine_pass_t *p)
 {
     LLVMTypeRef guard_args[5] = {p->i8p, p->i64, p->i64, p->i64, p->i64};
+    LLVMTypeRef any4_args[3 + 2 * TC_CONFINE_REGIONS];
     LLVMTypeRef push_args[3]  = {p->i8p, p->i64, p->i64};
     LLVMTypeRef trap_args[2]  = {p->i8p, p->i32};
     LLVMTypeRef one_ctx[1]    = {p->i8p};
     LLVMBasicBlockRef bb, ok, trap, next;
-    LLVMValueRef fn, v, c, lo, size, sp;
+    LLVMValueRef fn, v, c, lo, size, sp, objects;
     unsigned w, r, i;
+
+    any4_args[0] = p->i8p;
+    for (i = 1; i < 3 + 2 * TC_CONFINE_REGIONS; ++i) {
+        any4_args[i] = p->i64;
+    }
 
     p->trap_ty    = LLVMFunctionType(p->void_t, trap_args, 2, 0);
     p->current_ty = LLVMFunctionType(p->i8p, NULL, 0, 0);
     p->guard_ty   = LLVMFunctionType(p->void_t, guard_args, 5, 0);
     p->any_ty     = LLVMFunctionType(p->void_t, guard_args, 3, 0);
+    p->any4_ty    = LLVMFunctionType(p->void_t, any4_args, 3 + 2 * TC_CONFINE_REGIONS, 0);
     p->enter_ty   = LLVMFunctionType(p->void_t, one_ctx, 1, 0);
+    p->fuel_ty    = LLVMFunctionType(p->void_t,
+                                     (LLVMTypeRef[]){p->i8p, LLVMPointerType(p->i64, 0)}, 2,
+                                     0);
     p->push_ty    = LLVMFunctionType(p->i64, push_args, 3, 0);
     p->trap_fn    = tc_confine_const_fn(p, p->opts->trap, p->trap_ty);
     p->current_fn = tc_confine_const_fn(p, p->opts->current, p->current_ty);
@@ -474,40 +490,26 @@ static void tc_confine_define_helpers(tc_confine_pass_t *p)
     LLVMPositionBuilderAtEnd(p->b, trap);
     tc_confine_build_trap(p, LLVMGetParam(fn, 0), TC_IFUNC_TRAP_MEMORY);
 
-    /* __tc_guard_any_{rd,wr}(ctx, a, n): the run's regions, then the
-     * module's objects, in order */
+    /* __tc_confine_objects_{rd,wr}(ctx, a, n): the module's objects (its
+     * globals, the rieds' variables it names), else a trap; and
+     * __tc_confine_any_{rd,wr}(ctx, a, n, lo, size x 4): the run's regions,
+     * in the order given (inline: their bounds are the function's, read at
+     * its entry), then the objects */
     for (w = 0; w < 2; ++w) {
-        fn = tc_confine_helper(p, w ? "__tc_confine_any_wr" : "__tc_confine_any_rd",
+        fn = tc_confine_helper(p, w ? "__tc_confine_objects_wr" : "__tc_confine_objects_rd",
                                p->any_ty, 0);
-        if (w) {
-            p->any_wr_fn = fn;
-        } else {
-            p->any_rd_fn = fn;
-        }
+        objects = fn;
         ok   = LLVMAppendBasicBlockInContext(p->ctx, fn, "ok");
         trap = LLVMAppendBasicBlockInContext(p->ctx, fn, "trap");
         bb   = LLVMAppendBasicBlockInContext(p->ctx, fn, "");
         LLVMMoveBasicBlockBefore(bb, ok);
         LLVMPositionBuilderAtEnd(p->b, bb);
-        for (r = 0; r < TC_CONFINE_REGIONS + p->num_objects; ++r) {
-            if (r < TC_CONFINE_REGIONS) {
-                v    = LLVMGetParam(fn, 0);
-                lo   = LLVMBuildLoad2(p->b, p->i64,
-                                      tc_confine_ctx_word(p, v, (w ? TC_CONFINE_OFF_WR :
-                                                                     TC_CONFINE_OFF_RD) +
-                                                                16 * r), "");
-                size = LLVMBuildLoad2(p->b, p->i64,
-                                      tc_confine_ctx_word(p, v, (w ? TC_CONFINE_OFF_WR :
-                                                                     TC_CONFINE_OFF_RD) +
-                                                                16 * r + 8), "");
-            } else {
-                i = r - TC_CONFINE_REGIONS;
-                if (w && !p->objects[i].writable) {
-                    continue;
-                }
-                lo   = LLVMConstPtrToInt(p->objects[i].value, p->i64);
-                size = LLVMConstInt(p->i64, p->objects[i].size, 0);
+        for (i = 0; i < p->num_objects; ++i) {
+            if (w && !p->objects[i].writable) {
+                continue;
             }
+            lo   = LLVMConstPtrToInt(p->objects[i].value, p->i64);
+            size = LLVMConstInt(p->i64, p->objects[i].size, 0);
             c    = tc_confine_in(p, LLVMGetParam(fn, 1), LLVMGetParam(fn, 2), lo, size);
             next = LLVMAppendBasicBlockInContext(p->ctx, fn, "");
             LLVMMoveBasicBlockBefore(next, ok);
@@ -519,13 +521,39 @@ static void tc_confine_define_helpers(tc_confine_pass_t *p)
         LLVMBuildRetVoid(p->b);
         LLVMPositionBuilderAtEnd(p->b, trap);
         tc_confine_build_trap(p, LLVMGetParam(fn, 0), TC_IFUNC_TRAP_MEMORY);
+
+        fn = tc_confine_helper(p, w ? "__tc_confine_any_wr" : "__tc_confine_any_rd",
+                               p->any4_ty, 1);
+        if (w) {
+            p->any_wr_fn = fn;
+        } else {
+            p->any_rd_fn = fn;
+        }
+        ok   = LLVMAppendBasicBlockInContext(p->ctx, fn, "ok");
+        bb   = LLVMAppendBasicBlockInContext(p->ctx, fn, "");
+        LLVMMoveBasicBlockBefore(bb, ok);
+        LLVMPositionBuilderAtEnd(p->b, bb);
+        for (r = 0; r < TC_CONFINE_REGIONS; ++r) {
+            c    = tc_confine_in(p, LLVMGetParam(fn, 1), LLVMGetParam(fn, 2),
+                                 LLVMGetParam(fn, 3 + 2 * r), LLVMGetParam(fn, 4 + 2 * r));
+            next = LLVMAppendBasicBlockInContext(p->ctx, fn, "");
+            LLVMMoveBasicBlockBefore(next, ok);
+            LLVMBuildCondBr(p->b, c, ok, next);
+            LLVMPositionBuilderAtEnd(p->b, next);
+        }
+        LLVMBuildCall2(p->b, p->any_ty, objects,
+                       (LLVMValueRef[]){LLVMGetParam(fn, 0), LLVMGetParam(fn, 1),
+                                        LLVMGetParam(fn, 2)}, 3, "");
+        LLVMBuildBr(p->b, ok);
+        LLVMPositionBuilderAtEnd(p->b, ok);
+        LLVMBuildRetVoid(p->b);
     }
 
-    /* __tc_fuel(ctx): one unit; __tc_enter(ctx): one unit and the native
-     * stack's floor */
+    /* __tc_fuel(ctx, counter): one unit of a function's counter;
+     * __tc_enter(ctx): one unit of the run's and the native stack's floor */
     for (w = 0; w < 2; ++w) {
         fn = tc_confine_helper(p, w ? "__tc_confine_enter" : "__tc_confine_fuel",
-                               p->enter_ty, 1);
+                               w ? p->enter_ty : p->fuel_ty, 1);
         if (w) {
             p->enter_fn = fn;
         } else {
@@ -535,7 +563,8 @@ static void tc_confine_define_helpers(tc_confine_pass_t *p)
         ok   = LLVMAppendBasicBlockInContext(p->ctx, fn, "ok");
         trap = LLVMAppendBasicBlockInContext(p->ctx, fn, "trap");
         LLVMPositionBuilderAtEnd(p->b, bb);
-        v = tc_confine_ctx_word(p, LLVMGetParam(fn, 0), TC_CONFINE_OFF_FUEL);
+        v = w ? tc_confine_ctx_word(p, LLVMGetParam(fn, 0), TC_CONFINE_OFF_FUEL) :
+                LLVMGetParam(fn, 1);
         c = LLVMBuildSub(p->b, LLVMBuildLoad2(p->b, p->i64, v, ""),
                          LLVMConstInt(p->i64, 1, 0), "");
         LLVMBuildStore(p->b, c, v);
@@ -639,8 +668,13 @@ static void tc_confine_guard_access(tc_confine_pass_t *p, tc_confine_fn_t *f,
         } else if (base == LLVMGetParam(p->main_fn, 2)) {
             region = TC_CONFINE_REGION_TARGET;
         }
-        if (region != TC_CONFINE_REGIONS) {
-            lo   = f->lo[write][region];
+        if (region == TC_CONFINE_REGION_PAYLOAD) {
+            /* the runner passes the region's bounds as these arguments:
+             * the optimiser then sees the offset as the index */
+            lo   = LLVMBuildPtrToInt(p->b, LLVMGetParam(p->main_fn, 0), p->i64, "");
+            size = write ? LLVMConstInt(p->i64, 0, 0) : LLVMGetParam(p->main_fn, 1);
+        } else if (region != TC_CONFINE_REGIONS) {
+            lo   = LLVMBuildPtrToInt(p->b, LLVMGetParam(p->main_fn, 2), p->i64, "");
             size = f->size[write][region];
         }
     } else if (LLVMIsAGlobalVariable(base)) {
@@ -667,7 +701,17 @@ static void tc_confine_guard_access(tc_confine_pass_t *p, tc_confine_fn_t *f,
         args[4] = size;
         LLVMBuildCall2(p->b, p->guard_ty, p->guard_fn, args, 5, "");
     } else {
-        LLVMBuildCall2(p->b, p->any_ty, write ? p->any_wr_fn : p->any_rd_fn, args, 3, "");
+        /* the regions an unknown pointer most likely points into first */
+        static const unsigned order[TC_CONFINE_REGIONS] = {
+            TC_CONFINE_REGION_STATE, TC_CONFINE_REGION_TARGET, TC_CONFINE_REGION_SHADOW,
+            TC_CONFINE_REGION_PAYLOAD};
+        LLVMValueRef all[3 + 2 * TC_CONFINE_REGIONS] = {f->ctx, addr, n};
+        for (i = 0; i < TC_CONFINE_REGIONS; ++i) {
+            all[3 + 2 * i] = f->lo[write][order[i]];
+            all[4 + 2 * i] = f->size[write][order[i]];
+        }
+        LLVMBuildCall2(p->b, p->any4_ty, write ? p->any_wr_fn : p->any_rd_fn, all,
+                       3 + 2 * TC_CONFINE_REGIONS, "");
     }
 }
 
@@ -735,7 +779,8 @@ static int tc_confine_fuel_loops(tc_confine_pass_t *p, tc_confine_fn_t *f)
             first = LLVMGetNextInstruction(first);
         }
         LLVMPositionBuilderBefore(p->b, first);
-        LLVMBuildCall2(p->b, p->enter_ty, p->fuel_fn, &f->ctx, 1, "");
+        LLVMBuildCall2(p->b, p->fuel_ty, p->fuel_fn, (LLVMValueRef[]){f->ctx, f->fuel}, 2,
+                       "");
     }
     ok = 1;
 out:
@@ -752,7 +797,7 @@ static tc_ifunc_reject_t tc_confine_fn(tc_confine_pass_t *p, LLVMValueRef fn)
     LLVMBasicBlockRef bb, entry = LLVMGetEntryBasicBlock(fn);
     LLVMValueRef inst, callee, first = LLVMGetFirstInstruction(entry), *original;
     unsigned num_original = 0, k;
-    LLVMValueRef sp0 = NULL, frame = NULL, args[3], slot;
+    LLVMValueRef sp0 = NULL, frame = NULL, args[3], slot, enter, fuel_word;
     tc_confine_fn_t f = {.fn = fn};
     tc_confine_mem_kind_t kind;
     uint64_t frame_size = 0, off, bytes, align;
@@ -782,7 +827,7 @@ static tc_ifunc_reject_t tc_confine_fn(tc_confine_pass_t *p, LLVMValueRef fn)
     /* the prologue, before everything of the function */
     LLVMPositionBuilderBefore(p->b, first);
     f.ctx = LLVMBuildCall2(p->b, p->current_ty, p->current_fn, NULL, 0, "confine.ctx");
-    LLVMBuildCall2(p->b, p->enter_ty, p->enter_fn, &f.ctx, 1, "");
+    enter = LLVMBuildCall2(p->b, p->enter_ty, p->enter_fn, &f.ctx, 1, "");
     for (w = 0; w < 2; ++w) {
         for (r = 0; r < TC_CONFINE_REGIONS; ++r) {
             off          = (w ? TC_CONFINE_OFF_WR : TC_CONFINE_OFF_RD) + 16 * r;
@@ -895,6 +940,27 @@ static tc_ifunc_reject_t tc_confine_fn(tc_confine_pass_t *p, LLVMValueRef fn)
         }
     }
     free(allocas);
+
+    /* the function's fuel in a local (ours: no access of the jam reaches it) */
+    LLVMPositionBuilderBefore(p->b, f.ctx);
+    f.fuel = LLVMBuildAlloca(p->b, p->i64, "confine.fuel");
+    LLVMPositionBuilderBefore(p->b, LLVMGetNextInstruction(enter));
+    fuel_word = tc_confine_ctx_word(p, f.ctx, TC_CONFINE_OFF_FUEL);
+    LLVMBuildStore(p->b, LLVMBuildLoad2(p->b, p->i64, fuel_word, ""), f.fuel);
+    for (k = 0; k < num_original; ++k) {
+        inst = original[k];
+        op   = LLVMGetInstructionOpcode(inst);
+        if ((op == LLVMCall) && LLVMIsAFunction(LLVMGetCalledValue(inst)) &&
+            !LLVMIsDeclaration(LLVMGetCalledValue(inst))) {
+            LLVMPositionBuilderBefore(p->b, inst);
+            LLVMBuildStore(p->b, LLVMBuildLoad2(p->b, p->i64, f.fuel, ""), fuel_word);
+            LLVMPositionBuilderBefore(p->b, LLVMGetNextInstruction(inst));
+            LLVMBuildStore(p->b, LLVMBuildLoad2(p->b, p->i64, fuel_word, ""), f.fuel);
+        } else if (op == LLVMRet) {
+            LLVMPositionBuilderBefore(p->b, inst);
+            LLVMBuildStore(p->b, LLVMBuildLoad2(p->b, p->i64, f.fuel, ""), fuel_word);
+        }
+    }
     free(original);
     if (!tc_confine_fuel_loops(p, &f)) {
         snprintf(p->detail, p->detail_len, "no memory");

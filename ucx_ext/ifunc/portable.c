@@ -697,6 +697,42 @@ const tc_portable_code_t *tc_portable_find(uint64_t hash, double *jit_setup_s)
            entry : NULL;
 }
 
+const tc_portable_code_t *tc_portable_compile_confined(const void *bitcode, size_t size,
+                                                       const char *entry_name,
+                                                       double timeout_s, char *detail,
+                                                       size_t detail_len)
+{
+    uint64_t hash = tc_fnv1a64(bitcode, size);
+    tc_portable_code_t setup, *entry;
+    int state;
+
+    memset(&setup, 0, sizeof(setup));
+    setup.confined     = 1;
+    setup.bitcode      = malloc(size);
+    setup.bitcode_size = size;
+    if (setup.bitcode == NULL) {
+        snprintf(detail, detail_len, "no memory");
+        return NULL;
+    }
+    memcpy(setup.bitcode, bitcode, size);
+    snprintf(setup.entry_name, sizeof(setup.entry_name), "%s", entry_name);
+    entry = tc_portable_get_or_free(hash, &setup, NULL, detail, detail_len);
+    if (entry == NULL) {
+        return NULL;
+    }
+    if (!__atomic_exchange_n(&entry->prepared, 1, __ATOMIC_RELAXED)) {
+        __atomic_fetch_add(&entry->entry.pins, 1, __ATOMIC_RELAXED);
+    }
+    tc_portable_put(entry);
+    state = tc_portable_wait(entry, timeout_s);
+    if (state != TC_PORTABLE_READY) {
+        snprintf(detail, detail_len, "%s: %s", (state == TC_PORTABLE_COMPILING) ?
+                 "still compiling" : tc_ifunc_reject_name(entry->reason), entry->detail);
+        return NULL;
+    }
+    return entry;
+}
+
 /* ---- a Portable frame in a ring ---- */
 
 tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
