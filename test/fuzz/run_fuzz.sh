@@ -7,6 +7,10 @@
 #   slot      an SMC slot header and RDMC descriptor (src/smc/receiver.cpp,
 #             src/group/large.cpp)
 #   decision  a leader's view-change decision (src/membership/view_change.cpp)
+#   confine   the confine checker and rewriter of a peer's module
+#             (ucx_ext/ifunc/jit_confine.c with the JIT) on mutated bitcode of
+#             the hostile corpus and of tcbench, and the runner on what it
+#             admits: no byte outside the granted regions may change
 # TC_FUZZ_TARGETS picks some (e.g. "join slot"). Each target compiles the
 # production file that holds its check with -fsanitize=fuzzer,address,undefined
 # (so the very function the product calls is what is fuzzed and measured) and
@@ -21,7 +25,7 @@ builddir=${TC_BUILDDIR:?run from make check}
 clang=${TC_FUZZ_CC:-clang}
 clangxx=${TC_FUZZ_CXX:-clang++}
 time_s=${TC_FUZZ_TIME:-10}
-targets=${TC_FUZZ_TARGETS:-frame join exchange slot decision}
+targets=${TC_FUZZ_TARGETS:-frame join exchange slot decision confine}
 
 for c in "$clang" "$clangxx"; do
     if ! command -v "$c" >/dev/null 2>&1; then
@@ -56,6 +60,13 @@ build_target() {
         "$clang" $san_flags $includes $ucx_cppflags "$srcdir/test/fuzz/fuzz_frame.c" \
             "$srcdir/ucx_ext/ifunc/frame.c" -o "$work/fuzz_frame"
         return ;;
+    confine)
+        "$clang" $san_flags $includes $ucx_cppflags -I/usr/lib/llvm-14/include \
+            "$srcdir/test/fuzz/fuzz_confine.c" "$srcdir/ucx_ext/ifunc/jit_orc.c" \
+            "$srcdir/ucx_ext/ifunc/jit_confine.c" $product_libs $ucx_ldflags $ucx_libs \
+            -L/usr/lib/llvm-14/lib -Wl,-rpath,/usr/lib/llvm-14/lib -lLLVM-14 -ldl \
+            -o "$work/fuzz_confine"
+        return ;;
     join)     sources="src/membership/join_wire.cpp" ;;
     exchange) sources="src/membership/view_exchange.cpp" ;;
     slot)     sources="src/smc/receiver.cpp src/group/large.cpp" ;;
@@ -87,16 +98,35 @@ for t in $targets; do
         continue
     fi
     mkdir "$work/corpus_$t"
+    if [ "$t" = confine ]; then
+        # seeds: every module of the corpus and of tcbench for this host,
+        # behind the byte that names its entry (fuzz_confine.c's order)
+        e=0
+        for name in tch_ok tch_payload_pointer tch_read_past tch_forged_global tch_system \
+                    tch_syscall tch_indirect tch_spin tch_recurse tch_index_overflow \
+                    tch_state_by_one tch_state_overrun server_side_sum indirect_put ping \
+                    calls_libc; do
+            for bc in "$builddir"/test/twochains-pkgs/share/twochains/*/jam_$name.$(uname -m)-linux-gnu.bc; do
+                [ -f "$bc" ] || continue
+                { printf "\\$(printf %03o "$e")"; cat "$bc"; } >"$work/corpus_$t/seed_$name"
+            done
+            e=$((e + 1))
+        done
+    fi
     echo "fuzzing $t for ${time_s} s"
     # UCX's own signal handlers (the product's libraries load UCS) stay out
     # of libFuzzer's way
     UCX_HANDLE_ERRORS=none "$work/fuzz_$t" -max_total_time="$time_s" -print_final_stats=1 \
-        -max_len=4096 -rss_limit_mb=1024 -artifact_prefix="$work/$t-" "$work/corpus_$t" \
+        -max_len=4096 -rss_limit_mb=2048 -artifact_prefix="$work/$t-" "$work/corpus_$t" \
         >"$work/$t.log" 2>&1
     rc=$?
+    # a sanitizer's report from a child process (confine's dry runs) counts
+    if grep -qE 'ERROR: AddressSanitizer|runtime error:' "$work/$t.log"; then
+        rc=1
+    fi
     ran=$((ran + 1))
     grep -E 'stat::number_of_executed_units|stat::new_units_added|Done [0-9]+ runs' \
-        "$work/$t.log"
+        "$work/$t.log" | tail -3
     grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$work/$t.log" | tail -1
     if [ $rc -ne 0 ]; then
         echo "FAIL $t: the fuzzer found a crash or a broken promise (exit $rc):"

@@ -12,6 +12,9 @@
  * names the cause):
  *  - the bytes compiled are the caller's, which the caller has already
  *    copied out of peer-writable memory and hashed (copy, verify, run);
+ *  - TC_JIT_COMPILE_F_UNTRUSTED (a peer's module): everything below runs
+ *    first in a child process; a module on which LLVM aborts, crashes or
+ *    runs past 30 s is TC_IFUNC_REJECT_BITCODE and the receiver goes on;
  *  - TC_IFUNC_REJECT_BITCODE: the bytes do not parse, or the module does not
  *    define @a entry, or has thread-local globals, module-level assembly,
  *    or more than 64 writable globals;
@@ -77,6 +80,13 @@ typedef struct tc_jit_confine {
     unsigned          num_allow;
 } tc_jit_confine_t;
 
+enum tc_jit_compile_flags {
+    /* a peer's bytes: compiled first in a child process (a dry run), so
+     * that a module on which LLVM aborts, crashes or loops is a reject
+     * ('bitcode'), not the end of the receiver */
+    TC_JIT_COMPILE_F_UNTRUSTED = 1u << 0
+};
+
 #define TC_JIT_OPS_VERSION 2u
 #define TC_JIT_OPS_SYMBOL  "tc_jit_orc_ops"
 #define TC_JIT_MODULE_NAME "libtwochains_jit.so"
@@ -91,11 +101,12 @@ typedef struct tc_jit_ops {
     /* The triple the JIT compiles for, e.g. "x86_64-unknown-linux-gnu" */
     const char *(*host_triple)(const tc_jit_t *jit);
 
-    /* @a confine: NULL, or compile confined */
+    /* @a confine: NULL, or compile confined; @a flags: tc_jit_compile_flags */
     tc_ifunc_reject_t (*compile)(tc_jit_t *jit, const void *bitcode, size_t size,
                                  const char *entry, tc_jit_resolve_fn_t resolve,
                                  void *resolve_arg, const tc_jit_confine_t *confine,
-                                 tc_jit_code_t **code_p, char *detail, size_t detail_len);
+                                 unsigned flags, tc_jit_code_t **code_p, char *detail,
+                                 size_t detail_len);
 
     /* tc_jam_main_fn_t of compiled code */
     void *(*entry)(const tc_jit_code_t *code);

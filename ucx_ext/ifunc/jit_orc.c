@@ -17,6 +17,9 @@
  *  - each module has its own resource tracker: release frees its code;
  *  - the host is detected once (CPU and features), the code is for it.
  */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE   /* pipe2 */
+#endif
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
 #endif
@@ -33,10 +36,19 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* How long a dry run may take before its module counts as one that loops */
+#define TC_JIT_DRY_RUN_MS 30000
 
 struct tc_jit {
     LLVMOrcLLJITRef    lljit;
@@ -411,74 +423,198 @@ static tc_ifunc_reject_t tc_jit_rewrite(tc_jit_t *jit, LLVMModuleRef mod,
     return TC_IFUNC_REJECT_NONE;
 }
 
-static tc_ifunc_reject_t tc_jit_compile(tc_jit_t *jit, const void *bitcode, size_t size,
-                                        const char *entry, tc_jit_resolve_fn_t resolve,
-                                        void *resolve_arg, const tc_jit_confine_t *confine,
-                                        tc_jit_code_t **code_p, char *detail,
-                                        size_t detail_len)
+/* The verifier's verdict; its message, even an empty one, is ours to free */
+static tc_ifunc_reject_t tc_jit_verify(LLVMModuleRef mod, const char *what, char *detail,
+                                       size_t detail_len)
 {
-    LLVMOrcThreadSafeContextRef tsc;
-    LLVMOrcThreadSafeModuleRef tsm;
-    LLVMOrcJITTargetAddress addr;
+    char *msg        = NULL;
+    LLVMBool invalid = LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg);
+
+    if (invalid) {
+        snprintf(detail, detail_len, "%s: %s", what, (msg != NULL) ? msg : "");
+    }
+    LLVMDisposeMessage(msg);
+    return invalid ? TC_IFUNC_REJECT_BITCODE : TC_IFUNC_REJECT_NONE;
+}
+
+/* Parse, check and rewrite @a bitcode into a module of @a ctx, ready for
+ * code generation (*@a mod_p, the caller's), or why not */
+static tc_ifunc_reject_t tc_jit_module(tc_jit_t *jit, LLVMContextRef ctx, const void *bitcode,
+                                       size_t size, const char *entry, const char *unique,
+                                       tc_jit_resolve_fn_t resolve, void *resolve_arg,
+                                       const tc_jit_confine_t *confine, LLVMModuleRef *mod_p,
+                                       char *detail, size_t detail_len)
+{
+    tc_jit_diag_t diag = {""};
+    LLVMModuleRef mod  = NULL;
     LLVMMemoryBufferRef buf;
     tc_ifunc_reject_t reason;
-    LLVMModuleRef mod = NULL;
-    tc_jit_diag_t diag = {""};
-    LLVMContextRef ctx;
-    LLVMErrorRef lerr;
-    tc_jit_code_t *code;
-    char unique[40], *msg;
 
-    code = calloc(1, sizeof(*code));
-    if (code == NULL) {
-        snprintf(detail, detail_len, "no memory");
-        return TC_IFUNC_REJECT_RESOURCE;
-    }
-    tsc = LLVMOrcCreateNewThreadSafeContext();
-    ctx = LLVMOrcThreadSafeContextGetContext(tsc);
     LLVMContextSetDiagnosticHandler(ctx, tc_jit_diag_handler, &diag);
     /* LLVM reads the buffer in place: @a bitcode is the caller's private copy */
     buf = LLVMCreateMemoryBufferWithMemoryRange(bitcode, size, "tc-portable-jam", 0);
     if (LLVMParseBitcodeInContext2(ctx, buf, &mod)) {
         snprintf(detail, detail_len, "%zu bytes that are not LLVM 14 bitcode (%s)", size,
                  (diag.text[0] != '\0') ? diag.text : "no reason given");
-        reason = TC_IFUNC_REJECT_BITCODE;
-        goto out_buf;
+        LLVMDisposeMemoryBuffer(buf);
+        return TC_IFUNC_REJECT_BITCODE;
     }
-    snprintf(unique, sizeof(unique), "__tc_jit_%" PRIu64, jit->next_id++);
+    LLVMDisposeMemoryBuffer(buf);
     reason = tc_jit_rewrite(jit, mod, entry, unique, resolve, resolve_arg, confine,
                             detail, detail_len);
+    if (reason == TC_IFUNC_REJECT_NONE) {
+        reason = tc_jit_verify(mod, "invalid module", detail, detail_len);
+    }
+    if ((reason == TC_IFUNC_REJECT_NONE) && (confine != NULL)) {
+        reason = tc_jit_confine_finish(mod, jit->pass_tm, confine, detail, detail_len);
+        if (reason == TC_IFUNC_REJECT_NONE) {
+            reason = tc_jit_verify(mod, "confine: the rewritten module is invalid", detail,
+                                   detail_len);
+        }
+    }
     if (reason != TC_IFUNC_REJECT_NONE) {
         LLVMDisposeModule(mod);
-        goto out_buf;
+        return reason;
     }
-    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-        snprintf(detail, detail_len, "invalid module: %s", msg);
-        LLVMDisposeMessage(msg);
-        LLVMDisposeModule(mod);
-        reason = TC_IFUNC_REJECT_BITCODE;
-        goto out_buf;
+    *mod_p = mod;
+    return TC_IFUNC_REJECT_NONE;
+}
+
+/* What a dry run reports through its pipe */
+typedef struct tc_jit_dry_report {
+    tc_ifunc_reject_t reason;
+    char              detail[192];
+} tc_jit_dry_report_t;
+
+/* A peer's module first goes through everything the compile does, up to
+ * machine code, in a child process: LLVM ends the process on some malformed
+ * bitcode (report_fatal_error in its bitstream reader) and may crash or
+ * loop on odd IR, and what a peer sends must never stop the receiver. The
+ * compile is deterministic: a module the child compiled, the parent does */
+static tc_ifunc_reject_t tc_jit_dry_run(tc_jit_t *jit, const void *bitcode, size_t size,
+                                        const char *entry, tc_jit_resolve_fn_t resolve,
+                                        void *resolve_arg, const tc_jit_confine_t *confine,
+                                        char *detail, size_t detail_len)
+{
+    tc_jit_dry_report_t report;
+    LLVMMemoryBufferRef obj;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    struct pollfd pfd;
+    int fds[2], status;
+    size_t got = 0;
+    ssize_t n;
+    char *msg;
+    pid_t pid;
+
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        snprintf(detail, detail_len, "no pipe for the dry run: %s", strerror(errno));
+        return TC_IFUNC_REJECT_RESOURCE;
     }
-    if (confine != NULL) {
-        reason = tc_jit_confine_finish(mod, jit->pass_tm, confine, detail, detail_len);
-        if ((reason == TC_IFUNC_REJECT_NONE) &&
-            LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-            snprintf(detail, detail_len, "confine: the rewritten module is invalid: %s",
-                     msg);
-            LLVMDisposeMessage(msg);
-            reason = TC_IFUNC_REJECT_BITCODE;
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        snprintf(detail, detail_len, "no process for the dry run: %s", strerror(errno));
+        return TC_IFUNC_REJECT_RESOURCE;
+    }
+    if (pid == 0) {
+        /* the child: the compile thread alone, LLVM's only user. A crash
+         * ends it, whatever handler the process had (UCX's, a fuzzer's) */
+        signal(SIGSEGV, SIG_DFL);
+        signal(SIGBUS, SIG_DFL);
+        signal(SIGILL, SIG_DFL);
+        signal(SIGFPE, SIG_DFL);
+        signal(SIGABRT, SIG_DFL);
+        memset(&report, 0, sizeof(report));
+        ctx           = LLVMContextCreate();
+        report.reason = tc_jit_module(jit, ctx, bitcode, size, entry, "__tc_jit_dry", resolve,
+                                      resolve_arg, confine, &mod, report.detail,
+                                      sizeof(report.detail));
+        if (report.reason == TC_IFUNC_REJECT_NONE) {
+            if (LLVMTargetMachineEmitToMemoryBuffer(jit->pass_tm, mod, LLVMObjectFile, &msg,
+                                                    &obj)) {
+                snprintf(report.detail, sizeof(report.detail), "code generation: %s", msg);
+                report.reason = TC_IFUNC_REJECT_BITCODE;
+            }
         }
+        n = write(fds[1], &report, sizeof(report));
+        _exit((n == (ssize_t)sizeof(report)) ? 0 : 1);
+    }
+    close(fds[1]);
+    pfd.fd     = fds[0];
+    pfd.events = POLLIN;
+    while (got < sizeof(report)) {
+        if (poll(&pfd, 1, TC_JIT_DRY_RUN_MS) <= 0) {
+            break;   /* it loops (or the poll failed): it is killed below */
+        }
+        n = read(fds[0], (char*)&report + got, sizeof(report) - got);
+        if (n <= 0) {
+            break;   /* it died */
+        }
+        got += (size_t)n;
+    }
+    close(fds[0]);
+    if (got < sizeof(report)) {
+        kill(pid, SIGKILL);
+    }
+    while ((waitpid(pid, &status, 0) < 0) && (errno == EINTR)) {
+    }
+    if (got < sizeof(report)) {
+        snprintf(detail, detail_len, "the module %s LLVM's compile (a dry run in a child "
+                 "process: %s %d)", WIFSIGNALED(status) ? "crashed" : "did not finish",
+                 WIFSIGNALED(status) ? "signal" : "status",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        return TC_IFUNC_REJECT_BITCODE;
+    }
+    report.detail[sizeof(report.detail) - 1] = '\0';
+    if ((unsigned)report.reason >= TC_IFUNC_REJECT_LAST) {
+        report.reason = TC_IFUNC_REJECT_BITCODE;
+    }
+    snprintf(detail, detail_len, "%s", report.detail);
+    return report.reason;
+}
+
+static tc_ifunc_reject_t tc_jit_compile(tc_jit_t *jit, const void *bitcode, size_t size,
+                                        const char *entry, tc_jit_resolve_fn_t resolve,
+                                        void *resolve_arg, const tc_jit_confine_t *confine,
+                                        unsigned flags, tc_jit_code_t **code_p, char *detail,
+                                        size_t detail_len)
+{
+    LLVMOrcThreadSafeContextRef tsc;
+    LLVMOrcThreadSafeModuleRef tsm;
+    LLVMOrcJITTargetAddress addr;
+    tc_ifunc_reject_t reason;
+    LLVMModuleRef mod = NULL;
+    LLVMErrorRef lerr;
+    tc_jit_code_t *code;
+    char unique[40];
+
+    if (flags & TC_JIT_COMPILE_F_UNTRUSTED) {
+        reason = tc_jit_dry_run(jit, bitcode, size, entry, resolve, resolve_arg, confine,
+                                detail, detail_len);
         if (reason != TC_IFUNC_REJECT_NONE) {
-            LLVMDisposeModule(mod);
-            goto out_buf;
+            return reason;
         }
+    }
+    code = calloc(1, sizeof(*code));
+    if (code == NULL) {
+        snprintf(detail, detail_len, "no memory");
+        return TC_IFUNC_REJECT_RESOURCE;
+    }
+    tsc = LLVMOrcCreateNewThreadSafeContext();
+    snprintf(unique, sizeof(unique), "__tc_jit_%" PRIu64, jit->next_id++);
+    reason = tc_jit_module(jit, LLVMOrcThreadSafeContextGetContext(tsc), bitcode, size, entry,
+                           unique, resolve, resolve_arg, confine, &mod, detail, detail_len);
+    if (reason != TC_IFUNC_REJECT_NONE) {
+        goto out;
     }
 
     code->tracker = LLVMOrcJITDylibCreateResourceTracker(jit->dylib);
     tsm           = LLVMOrcCreateNewThreadSafeModule(mod, tsc);   /* owns mod */
     lerr          = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit->lljit, code->tracker, tsm);
     if (lerr != NULL) {
-        LLVMOrcDisposeThreadSafeModule(tsm);
+        /* the JIT took the module even so: it is not ours to dispose of */
         tc_jit_error_text(lerr, "adding the module", detail, detail_len);
         reason = TC_IFUNC_REJECT_BITCODE;
         goto out_tracker;
@@ -494,13 +630,12 @@ static tc_ifunc_reject_t tc_jit_compile(tc_jit_t *jit, const void *bitcode, size
     code->entry = (void*)(uintptr_t)addr;
     *code_p     = code;
     reason      = TC_IFUNC_REJECT_NONE;
-    goto out_buf;
+    goto out;
 
 out_tracker:
     LLVMConsumeError(LLVMOrcResourceTrackerRemove(code->tracker));
     LLVMOrcReleaseResourceTracker(code->tracker);
-out_buf:
-    LLVMDisposeMemoryBuffer(buf);
+out:
     LLVMOrcDisposeThreadSafeContext(tsc);   /* the module, if added, holds its own */
     if (reason != TC_IFUNC_REJECT_NONE) {
         free(code);

@@ -316,6 +316,7 @@ static void tc_portable_compile(tc_portable_code_t *entry)
                                               entry->confined ? (void*)entry : NULL,
                                               entry->confined ? tc_confine_jit_options() :
                                                                 NULL,
+                                              entry->own ? 0 : TC_JIT_COMPILE_F_UNTRUSTED,
                                               &code, entry->detail, sizeof(entry->detail));
         }
     }
