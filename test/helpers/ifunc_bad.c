@@ -30,7 +30,8 @@ typedef enum {
     BAD_COMPACT_CACHE_MISS, BAD_CREDIT_PAST_SENT,
     BAD_PORTABLE_NOT_BITCODE, BAD_PORTABLE_TRIPLE, BAD_PORTABLE_HASH,
     BAD_PORTABLE_NOT_OURS, BAD_PORTABLE_FORBIDDEN, BAD_PORTABLE_UNRESOLVED,
-    BAD_PORTABLE_TOO_BIG, BAD_PORTABLE_LOCAL_ONLY, BAD_LAST
+    BAD_PORTABLE_TOO_BIG, BAD_PORTABLE_LOCAL_ONLY, BAD_PORTABLE_LLVM_ABORT,
+    BAD_PORTABLE_LLVM_ABORT_CONFINE, BAD_LAST
 } bad_case_t;
 
 static const struct {
@@ -91,6 +92,13 @@ static const struct {
                                   TC_IFUNC_SECURITY_TRUST, 2},
     [BAD_PORTABLE_LOCAL_ONLY]  = {"portable_local_only", TC_IFUNC_REJECT_DISABLED,
                                   TC_IFUNC_SECURITY_LOCAL_ONLY, 2},
+    /* a module on which LLVM's bitcode reader gives up by ending the process
+     * (report_fatal_error): a trusting or confining receiver goes on */
+    [BAD_PORTABLE_LLVM_ABORT]  = {"portable_llvm_abort", TC_IFUNC_REJECT_BITCODE,
+                                  TC_IFUNC_SECURITY_TRUST, 2},
+    [BAD_PORTABLE_LLVM_ABORT_CONFINE] = {"portable_llvm_abort_confine",
+                                         TC_IFUNC_REJECT_BITCODE,
+                                         TC_IFUNC_SECURITY_CONFINE, 2},
 };
 
 #define DEPTH        8
@@ -225,6 +233,11 @@ static uint32_t send_bad_portable(sender_t *s, bad_case_t c, uint32_t seq)
     default:
         module = sum_module(s, tc_portable_host_triple(), &size);
         break;
+    }
+    if ((c == BAD_PORTABLE_LLVM_ABORT) || (c == BAD_PORTABLE_LLVM_ABORT_CONFINE)) {
+        /* the first block's abbreviation width inverted: LLVM 14's reader
+         * calls report_fatal_error ("Invalid abbrev number") and aborts */
+        module[4] ^= 0xff;
     }
     frame_size = build_portable(s, module, size, tc_fnv1a64(module, size), seq);
     if (c == BAD_PORTABLE_HASH) {
@@ -385,6 +398,8 @@ static void send_bad(sender_t *s, bad_case_t c, uint32_t seq)
     case BAD_PORTABLE_UNRESOLVED:
     case BAD_PORTABLE_TOO_BIG:
     case BAD_PORTABLE_LOCAL_ONLY:
+    case BAD_PORTABLE_LLVM_ABORT:
+    case BAD_PORTABLE_LLVM_ABORT_CONFINE:
         size = send_bad_portable(s, c, seq);
         break;
     case BAD_COMPACT_PKG:

@@ -214,6 +214,8 @@ const bad_param cases[] = {
      "external: external 'tc_no_such_function_anywhere' is neither"},
     {"", "portable_module_past_frame", "offset"},
     {"", "portable_local_only", "disabled: portable code in local-only mode"},
+    {"", "portable_llvm_abort", "bitcode: the module crashed LLVM's compile"},
+    {"", "portable_llvm_abort_confine", "bitcode: the module crashed LLVM's compile"},
 };
 
 std::vector<bad_param> with_tl(const std::string &tl)
