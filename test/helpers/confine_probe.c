@@ -53,6 +53,11 @@ static const hostile_case_t cases[] = {
     {"tch_recurse", "trap stack"},
     {"tch_index_overflow", "trap memory"},
     {"tch_state_by_one", "trap memory"},
+#if defined(__x86_64__)
+    {"tch_segment", "refused confine"},
+#else
+    {"tch_segment", "trap memory"},
+#endif
 };
 #define NUM_CASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -91,6 +96,8 @@ static void args_of(size_t c, uint64_t secret_addr, tch_args_t *a)
         a->a = (1ull << 61) + (1ull << 20);   /* * 8 wraps to 8 MiB */
     } else if (strcmp(cases[c].jam, "tch_state_by_one") == 0) {
         a->a = 1;
+    } else if (strcmp(cases[c].jam, "tch_segment") == 0) {
+        a->a = 0x28;   /* where x86-64 keeps the stack protector's canary */
     }
 }
 

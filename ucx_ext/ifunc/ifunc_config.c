@@ -170,7 +170,7 @@ static ucs_config_field_t tc_ifunc_config_table[] = {
      "Security 'confine': the fuel of one confined run, in units of one function\n"
      "call or one entry of a loop header of the shipped module (every member\n"
      "running the same module counts alike). A run out of fuel ends with the\n"
-     "trap 'fuel' (a group's status TC_JAM_STATUS_FUEL) and the receiver goes on.",
+     "trap 'fuel' (a group's status TC_JAM_STATUS_TRAP_FUEL) and the receiver goes on.",
      ucs_offsetof(tc_ifunc_config_t, confine_fuel), UCS_CONFIG_TYPE_ULONG},
 
     {"CONFINE_STACK", "256k",

@@ -233,6 +233,26 @@ static tc_ifunc_reject_t tc_confine_check_callee(tc_confine_pass_t *p, LLVMValue
     return tc_confine_refuse(p, what, call);
 }
 
+/* Whether every pointer @a inst uses is of address space 0 */
+static int tc_confine_flat_operands(LLVMValueRef inst)
+{
+    int i, n = LLVMGetNumOperands(inst);
+    LLVMTypeRef ty;
+
+    for (i = 0; i < n; ++i) {
+        ty = LLVMTypeOf(LLVMGetOperand(inst, i));
+        if (LLVMGetTypeKind(ty) == LLVMVectorTypeKind) {
+            ty = LLVMGetElementType(ty);
+        }
+        if ((LLVMGetTypeKind(ty) == LLVMPointerTypeKind) &&
+            (LLVMGetPointerAddressSpace(ty) != 0) &&
+            !((LLVMGetInstructionOpcode(inst) == LLVMCall) && (i == n - 1))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static tc_ifunc_reject_t tc_confine_check_fn(tc_confine_pass_t *p, LLVMValueRef fn)
 {
     LLVMBasicBlockRef bb, entry = LLVMGetEntryBasicBlock(fn);
@@ -276,6 +296,20 @@ static tc_ifunc_reject_t tc_confine_check_fn(tc_confine_pass_t *p, LLVMValueRef 
                 reason = tc_confine_check_callee(p, inst, LLVMGetCalledValue(inst));
                 if (reason != TC_IFUNC_REJECT_NONE) {
                     return reason;
+                }
+                if (!tc_confine_flat_operands(inst)) {
+                    return tc_confine_refuse(p, "a pointer of another address space", inst);
+                }
+                break;
+            case LLVMLoad:
+            case LLVMStore:
+            case LLVMAtomicRMW:
+            case LLVMAtomicCmpXchg:
+                /* x86's address spaces 256-258 are gs-, fs- and ss-relative:
+                 * a checked offset would be an unchecked address */
+                if (!tc_confine_flat_operands(inst)) {
+                    return tc_confine_refuse(p, "an access through another address space",
+                                             inst);
                 }
                 break;
             default:
@@ -797,7 +831,7 @@ static tc_ifunc_reject_t tc_confine_fn(tc_confine_pass_t *p, LLVMValueRef fn)
     LLVMBasicBlockRef bb, entry = LLVMGetEntryBasicBlock(fn);
     LLVMValueRef inst, callee, first = LLVMGetFirstInstruction(entry), *original;
     unsigned num_original = 0, k;
-    LLVMValueRef sp0 = NULL, frame = NULL, args[3], slot, enter, fuel_word;
+    LLVMValueRef sp0 = NULL, frame = NULL, args[3], slot, enter, fuel_word, len;
     tc_confine_fn_t f = {.fn = fn};
     tc_confine_mem_kind_t kind;
     uint64_t frame_size = 0, off, bytes, align;
@@ -879,9 +913,14 @@ static tc_ifunc_reject_t tc_confine_fn(tc_confine_pass_t *p, LLVMValueRef fn)
                 }
                 kind = tc_confine_mem_call_kind(callee);
                 if (kind != TC_CONFINE_MEM_NONE) {
-                    tc_confine_guard_access(p, &f, inst, 0, LLVMGetOperand(inst, 2), 1);
+                    len = LLVMGetOperand(inst, 2);
+                    if (LLVMTypeOf(len) != p->i64) {
+                        LLVMPositionBuilderBefore(p->b, inst);
+                        len = LLVMBuildZExtOrBitCast(p->b, len, p->i64, "");
+                    }
+                    tc_confine_guard_access(p, &f, inst, 0, len, 1);
                     if (kind == TC_CONFINE_MEM_COPY) {
-                        tc_confine_guard_access(p, &f, inst, 1, LLVMGetOperand(inst, 2), 0);
+                        tc_confine_guard_access(p, &f, inst, 1, len, 0);
                     }
                 } else if (tc_confine_name_is(callee, "llvm.trap")) {
                     LLVMPositionBuilderBefore(p->b, inst);

@@ -58,7 +58,13 @@ protected:
                                  "tch_spin             trap fuel",
                                  "tch_recurse          trap stack",
                                  "tch_index_overflow   trap memory",
-                                 "tch_state_by_one     trap memory"}) {
+                                 "tch_state_by_one     trap memory",
+#if defined(__x86_64__)
+                                 "tch_segment          refused confine"
+#else
+                                 "tch_segment          trap memory"
+#endif
+                                 }) {
             EXPECT_NE(std::string::npos, r.output.find(line)) << line << "\n" << r.output;
         }
         /* each reason logged once, however often it recurs */
