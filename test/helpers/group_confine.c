@@ -183,5 +183,10 @@ int main(int argc, char **argv)
     tc_group_destroy(group);
     tc_node_destroy(node);
     tc_bootstrap_destroy(boot);
+    if (bad != NULL) {
+        tc_ifunc_pkg_unload(bad);
+    }
+    tc_ifunc_pkg_unload(kv);
+    free(m);
     return (status == UCS_OK) ? 0 : 1;
 }
