@@ -192,6 +192,9 @@ replicated_jams::outcome replicated_jams::run(const delivered &d,
                        replica.status = (replica.status != 0) ? replica.status : -1;
                        return exceptions_++;
                    });
+    if (r.reason == TC_IFUNC_EXEC_PENDING) {
+        return outcome::pending;
+    }
     if ((r.reason == TC_IFUNC_REJECT_NONE) && (r.trap != TC_IFUNC_TRAP_NONE)) {
         /* the runner ended a confined jam: its status, alike everywhere */
         replica.status = -1000 - static_cast<int>(r.trap);

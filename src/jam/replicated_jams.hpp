@@ -66,7 +66,9 @@ public:
         ran,       /* status 0 */
         failed,    /* it ran and set a failure status */
         rejected,  /* every member rejects it alike */
-        diverged   /* this member cannot run it: it must leave */
+        diverged,  /* this member cannot run it: it must leave */
+        pending    /* its module still compiles here: nothing ran; deliver it
+                      again later, nothing after it before */
     };
     struct delivered {
         int     sender;

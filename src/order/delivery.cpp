@@ -9,7 +9,9 @@
 #include "order/sequence.hpp"
 #include "smc/receiver.hpp"
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 namespace tc {
 
@@ -65,14 +67,19 @@ void delivery::hand_out(const message *msgs, unsigned count)
 }
 
 /* A jam runs where a message would be handed out: in sequence order. */
-void delivery::run_jam(int sender, int64_t index, int64_t seq, std::span<const std::byte> frame)
+bool delivery::run_jam(int sender, int64_t index, int64_t seq, std::span<const std::byte> frame)
 {
-    ctx_.stats.add(&group_stats::delivered, 1);
     const replicated_jams::delivered d{ctx_.map.current().senders[sender], index, seq,
                                        ctx_.epoch()};
-    if (ctx_.jams.run(d, frame, ctx_.stats) == replicated_jams::outcome::diverged) {
+    const auto outcome = ctx_.jams.run(d, frame, ctx_.stats);
+    if (outcome == replicated_jams::outcome::pending) {
+        return false;
+    }
+    ctx_.stats.add(&group_stats::delivered, 1);
+    if (outcome == replicated_jams::outcome::diverged) {
         ctx_.state.enter(member_state::left);
     }
+    return true;
 }
 
 void delivery::deliver_one(int sender, int64_t index, int64_t seq)
@@ -103,7 +110,11 @@ void delivery::deliver_one(int sender, int64_t index, int64_t seq)
         }
     } releaser{large_, sender, transfer};
     if (t.flags & smc::SLOT_FLAG_JAM) {
-        run_jam(sender, index, seq, data);
+        /* a large jam: its buffer is held for one run; a module still
+         * compiling is waited for here (rare: a confined jam over RDMC) */
+        while (!run_jam(sender, index, seq, data)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         return;
     }
     const message m{ctx_.map.current().senders[sender], index, seq, data};
@@ -116,13 +127,13 @@ void delivery::deliver_one(int sender, int64_t index, int64_t seq)
  * divided per message.
  */
 template<class Keep>
-unsigned delivery::deliver_range(int64_t first, int64_t last, Keep &&keep)
+int64_t delivery::deliver_range(int64_t first, int64_t last, Keep &&keep)
 {
     const int S      = ctx_.map.sender_count();
     const unsigned w = ctx_.settings.window;
     const auto &rank = ctx_.map.current().senders;
     if (first > last) {
-        return 0;
+        return first;
     }
     cursors_.resize(S);
     int s       = order::sender_of(first, S);
@@ -143,12 +154,12 @@ unsigned delivery::deliver_range(int64_t first, int64_t last, Keep &&keep)
                 out.flush();
                 if (large) {
                     deliver_one(s, idx, seq);
-                } else {
-                    run_jam(s, idx, seq,
-                            {c.base + c.slot * stride + sizeof(smc::slot_header), t.size});
+                } else if (!run_jam(s, idx, seq, {c.base + c.slot * stride +
+                                                  sizeof(smc::slot_header), t.size})) {
+                    return seq;   /* it waits for its compile; nothing passes it */
                 }
                 if (ctx_.state.is(member_state::left)) {
-                    return static_cast<unsigned>(seq - first + 1);   /* nothing after it */
+                    return seq + 1;   /* nothing after it */
                 }
             } else {
                 out.add(rank[s], idx, seq,
@@ -163,7 +174,7 @@ unsigned delivery::deliver_range(int64_t first, int64_t last, Keep &&keep)
             ++idx;
         }
     }
-    return static_cast<unsigned>(last - first + 1);
+    return last + 1;
 }
 
 unsigned delivery::deliver_stable()
@@ -179,14 +190,17 @@ unsigned delivery::deliver_stable()
                   static_cast<long>(stable), static_cast<long>(ctx_.mine(ctx_.cols.published)));
         std::abort();
     }
-    const unsigned count = (ctx_.params.mode == delivery_mode::ordered) ?
+    const int64_t next = (ctx_.params.mode == delivery_mode::ordered) ?
             deliver_range(delivered + 1, stable, [](int, int64_t) { return true; }) :
-            static_cast<unsigned>(stable - delivered);
+            stable + 1;
+    const auto count = static_cast<unsigned>(next - (delivered + 1));
     if (ctx_.state.is(member_state::left)) {
         return count;   /* out of the group: the others go on without us */
     }
-    ctx_.set(ctx_.cols.delivered, stable + 1);
-    received_.note_delivered();
+    if (count != 0) {
+        ctx_.set(ctx_.cols.delivered, next);
+        received_.note_delivered();
+    }
     return count;
 }
 
@@ -206,7 +220,16 @@ void delivery::deliver_up_to_trim()
         trimmed += static_cast<uint64_t>(received_.received(s) - kept(s));
     }
     if (ctx_.params.mode == delivery_mode::ordered) {
-        deliver_range(delivered + 1, last, [&](int s, int64_t idx) { return idx < kept(s); });
+        /* a view change delivers up to the trim before it goes on: a jam
+         * whose module still compiles is waited for here */
+        for (int64_t next = delivered + 1;
+             (next = deliver_range(next, last,
+                                   [&](int s, int64_t idx) { return idx < kept(s); })) <= last;) {
+            if (ctx_.state.is(member_state::left)) {
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         if (ctx_.state.is(member_state::left)) {
             return;
         }

@@ -67,11 +67,14 @@ private:
         unsigned                      slot;    /* where its next message in the walk is */
     };
 
-    /* sequences first..last in order, those for which keep(sender, index) */
-    template<class Keep> unsigned deliver_range(int64_t first, int64_t last, Keep &&keep);
+    /* sequences first..last in order, those for which keep(sender, index);
+     * the first sequence not delivered: last + 1, or a jam whose module
+     * still compiles here (delivery holds there, the engine goes on) */
+    template<class Keep> int64_t deliver_range(int64_t first, int64_t last, Keep &&keep);
     void hand_out(const message *msgs, unsigned count);
-    /* a jam frame: run it here, or leave the group if this member cannot */
-    void run_jam(int sender, int64_t index, int64_t seq, std::span<const std::byte> frame);
+    /* a jam frame: run it here, or leave the group if this member cannot;
+     * false: its module still compiles, run it again later */
+    bool run_jam(int sender, int64_t index, int64_t seq, std::span<const std::byte> frame);
 
     group_context       &ctx_;
     smc::receiver       &received_;

@@ -99,6 +99,7 @@ a64_build_jit() {
     # shellcheck disable=SC2046,SC2086
     aarch64-linux-gnu-gcc $cflags -O2 -g -fPIC -shared $(a64_includes) \
         -I"$(llvm-config-14 --includedir)" "$TC_SRCDIR/ucx_ext/ifunc/jit_orc.c" \
+        "$TC_SRCDIR/ucx_ext/ifunc/jit_confine.c" \
         -o "$a64/libtwochains_jit.so" /usr/lib/aarch64-linux-gnu/libLLVM-14.so.1
 }
 

@@ -90,4 +90,25 @@ x86_64|posix,self|2|-n 10 -m portable,portable-cached
 aarch64|tcp,self|3|-n 5 -m local,portable-cached
 x86_64|tcp,self|3|-n 5 -m local,portable-cached
 CASES
+
+# Security confine on aarch64 (make check-long, TC_A64_CONFINE=1: three
+# confined compiles under qemu take minutes): the receiver under qemu
+# confines its own modules (UCX_TC_IFUNC_CONFINE_OWN=y) and checks every
+# effect; no run traps
+[ -n "${TC_A64_CONFINE:-}" ] || exit "$failed"
+out=$work/out.txt
+rc=0
+UCX_TLS=posix,self UCX_TC_IFUNC_CONFINE_OWN=y UCX_TC_IFUNC_CONFINE_ALLOW=tcbench_ping_reply \
+    timeout 300 "$TC_BUILDDIR/src/tools/twochains-run" -n 2 --timeout 240 -- \
+    "$work/mixed.sh" aarch64 -n 10 -s confine -m portable,portable-cached \
+    -j indirect_put,server_side_sum,ping >"$out" 2>&1 || rc=$?
+if [ "$rc" != 0 ] || [ "$(grep -c 'ifunc_probe rank [0-9]*: OK' "$out" || true)" != 2 ] ||
+   ! grep -q 'confined runs: 60; trapped: memory 0, fuel 0, stack 0, unreachable 0' "$out" ||
+   grep -qE 'UCX +(WARN|ERROR)' "$out"; then
+    echo "FAIL: confined jams on an aarch64 receiver (exit $rc)"
+    cat "$out"
+    failed=1
+else
+    echo "ok: confined jams on an aarch64 receiver, posix,self: 60 confined runs, none trapped, every effect checked"
+fi
 exit "$failed"

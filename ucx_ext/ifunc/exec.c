@@ -176,7 +176,7 @@ out:
     if (reason == TC_IFUNC_REJECT_NONE) {
         ++rx->stats->frames[view->type - TC_FRAME_LOCAL];
         rx->stats->bytes += size;
-    } else {
+    } else if (reason != TC_IFUNC_PORTABLE_WAIT) {   /* pending: neither */
         ++rx->stats->rejects[reason];
         ++rx->stats->rejects_total;
     }
@@ -725,7 +725,7 @@ tc_ifunc_reject_t tc_ifunc_exec_run(tc_ifunc_exec_h exec, const void *frame, siz
         snprintf(result->detail, sizeof(result->detail), "no memory to keep the code");
         reason = TC_IFUNC_REJECT_RESOURCE;
     }
-    result->reason       = reason;
+    result->reason       = reason;   /* TC_IFUNC_EXEC_PENDING: again later */
     result->diverges     = tc_exec_diverges(exec, reason,
                                             in_place ? &h : (const tc_frame_hdr_t*)frame,
                                             frame);

@@ -165,7 +165,8 @@ typedef struct tc_portable_code {
     struct tc_portable_code *next_job;
 } tc_portable_code_t;
 
-/* dispatch's "the module is still compiling": not a reject, the ring waits */
+/* dispatch's "the module is still compiling": not a reject, the ring waits
+ * (a carrier: TC_IFUNC_EXEC_PENDING, the same value) */
 #define TC_IFUNC_PORTABLE_WAIT TC_IFUNC_REJECT_LAST
 
 typedef struct tc_code_cache {
@@ -732,8 +733,8 @@ void tc_ifunc_portable_run(tc_ifunc_rx_t *rx, tc_portable_code_t *entry,
 /* Both: run (or reject) a Portable frame; TC_IFUNC_PORTABLE_WAIT while its
  * module compiles */
 /* A carrier's (a group's) Portable frame with its module, security confine:
- * as tc_ifunc_run_portable, but waits for the compile (delivery is in one
- * order: nothing may pass it) */
+ * as tc_ifunc_run_portable; TC_IFUNC_PORTABLE_WAIT while its module
+ * compiles, and the carrier runs it again later (TC_IFUNC_EXEC_PENDING) */
 tc_ifunc_reject_t tc_ifunc_run_portable_in_order(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                                                  const tc_frame_hdr_t *h, uint8_t *slot,
                                                  void *payload, char *detail,

@@ -991,7 +991,6 @@ tc_ifunc_reject_t tc_ifunc_run_portable_in_order(tc_ifunc_rx_t *rx, tc_ifunc_rin
                                                  void *payload, char *detail,
                                                  size_t detail_len)
 {
-    double deadline = tc_ifunc_now() + 60.0;
     tc_portable_code_t *entry;
     tc_ifunc_reject_t reason;
 
@@ -999,17 +998,11 @@ tc_ifunc_reject_t tc_ifunc_run_portable_in_order(tc_ifunc_rx_t *rx, tc_ifunc_rin
         snprintf(detail, detail_len, "a Portable-Cached frame in a group");
         return TC_IFUNC_REJECT_TYPE;
     }
-    while ((reason = tc_ifunc_portable_stage(rx, ring, h, slot, &entry, detail,
-                                             detail_len)) == TC_IFUNC_PORTABLE_WAIT) {
-        if (tc_ifunc_now() > deadline) {
-            snprintf(detail, detail_len, "module %016" PRIx64 " still compiling after 60 s",
-                     h->code_hash);
-            return TC_IFUNC_REJECT_RESOURCE;
-        }
-        pthread_mutex_lock(&tc_portable.lock);
-        tc_portable_wait_a_little();
-        pthread_mutex_unlock(&tc_portable.lock);
-    }
+    /* a compile running is TC_IFUNC_PORTABLE_WAIT: the carrier holds its
+     * delivery there and keeps its engine going (heartbeats), rather than
+     * this thread waiting for a compile that may take longer than the
+     * group's suspicion timeout beside a CPU hog */
+    reason = tc_ifunc_portable_stage(rx, ring, h, slot, &entry, detail, detail_len);
     if (reason == TC_IFUNC_REJECT_NONE) {
         tc_ifunc_portable_run(rx, entry, payload, h->payload_size);
     }

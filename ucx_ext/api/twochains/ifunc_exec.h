@@ -120,6 +120,12 @@ typedef struct tc_ifunc_exec_result {
     char              detail[192];
 } tc_ifunc_exec_result_t;
 
+/** tc_ifunc_exec_run's result for a frame whose module is still compiling
+ *  (security confine, a module this member does not have): nothing ran and
+ *  nothing was counted; the carrier runs the same frame again later, and
+ *  lets nothing after it pass meanwhile, while its engine goes on. */
+#define TC_IFUNC_EXEC_PENDING TC_IFUNC_REJECT_LAST
+
 /**
  * Validate the complete frame at @a frame (@a size bytes, the carrier's
  * message) and run it with @a target_args, or reject it. Counts it in the
