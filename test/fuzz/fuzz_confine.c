@@ -13,13 +13,9 @@
  * little fuel. The target's promise: no crash, and no byte outside the
  * granted regions changes (the canaries), whatever the run did or trapped.
  */
-#ifndef _GNU_SOURCE
-#  define _GNU_SOURCE   /* dlsym(RTLD_DEFAULT) */
-#endif
 #include "ifunc/ifunc_int.h"
 #include "ifunc/jit.h"
 
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,30 +43,6 @@ static void require(int cond)
         fprintf(stderr, "fuzz_confine: a promise broke: a byte outside the regions changed\n");
         abort();
     }
-}
-
-/* As the receiver's resolver in confine: functions of the process (the
- * checker allowed the names); no data of the process */
-static void *resolve(void *arg, const char *name, tc_jit_symbol_t *sym, char *why,
-                     size_t why_len)
-{
-    tc_jit_symbol_t info;
-    void *addr = dlsym(RTLD_DEFAULT, name);
-
-    (void)arg;
-    if (addr == NULL) {
-        snprintf(why, why_len, "is not in the process");
-        return NULL;
-    }
-    tc_confine_symbol_info(addr, &info);
-    if (info.kind != TC_JIT_SYMBOL_FUNCTION) {
-        snprintf(why, why_len, "is data of the process");
-        return NULL;
-    }
-    if (sym != NULL) {
-        *sym = info;
-    }
-    return addr;
 }
 
 /* A region of @a size bytes in the middle of a canary-filled buffer */
@@ -126,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bitcode = malloc(size - 1);   /* LLVM reads it in place: exactly its bytes */
     memcpy(bitcode, data + 1, size - 1);
     if (tc_jit_orc_ops.compile(jit, bitcode, size - 1, entries[data[0] % NUM_ENTRIES],
-                               resolve, (void*)1, tc_confine_jit_options(),
+                               tc_confine_resolve, NULL, tc_confine_jit_options(),
                                TC_JIT_COMPILE_F_UNTRUSTED, &code, detail,
                                sizeof(detail)) != TC_IFUNC_REJECT_NONE) {
         free(bitcode);

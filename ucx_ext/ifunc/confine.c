@@ -36,6 +36,7 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,6 +182,39 @@ void tc_confine_symbol_info(void *addr, tc_jit_symbol_t *sym)
         sym->size     = esym->st_size;
         sym->writable = q.writable;
     }
+}
+
+/* A confined module's externals (tc_jit_resolve_fn_t): a ried's symbol,
+ * with what it is, or a function of the process, whose name the checker
+ * allowed already (jit_confine.c); data of the process never */
+void *tc_confine_resolve(void *arg, const char *name, tc_jit_symbol_t *sym, char *why,
+                         size_t why_len)
+{
+    tc_jit_symbol_t info;
+    void *addr;
+
+    (void)arg;
+    addr = tc_ifunc_ried_symbol(name);
+    if (addr != NULL) {
+        if (sym != NULL) {
+            tc_confine_symbol_info(addr, sym);
+        }
+        return addr;
+    }
+    addr = dlsym(RTLD_DEFAULT, name);
+    if (addr == NULL) {
+        snprintf(why, why_len, "is not in the process");
+        return NULL;
+    }
+    tc_confine_symbol_info(addr, &info);
+    if (info.kind != TC_JIT_SYMBOL_FUNCTION) {
+        snprintf(why, why_len, "is data of the process, not of a ried");
+        return NULL;
+    }
+    if (sym != NULL) {
+        *sym = info;
+    }
+    return addr;
 }
 
 /* ---- the run ---- */

@@ -781,6 +781,11 @@ const struct tc_jit_confine *tc_confine_jit_options(void);
  * whether its mapping is writable */
 void tc_confine_symbol_info(void *addr, struct tc_jit_symbol *sym);
 
+/* A confined module's externals (tc_jit_resolve_fn_t): a ried's symbol, or a
+ * function of the process; never the process's data */
+void *tc_confine_resolve(void *arg, const char *name, struct tc_jit_symbol *sym, char *why,
+                         size_t why_len);
+
 /* Run (or reject) a group's Portable frame (TC_FRAME_F_HASHES): this
  * member's own package's module of the hash its architecture has in the
  * frame, compiled before the group (tc_ifunc_portable_prepare), or now,

@@ -109,7 +109,7 @@ typedef struct tc_confine_pass {
     LLVMTargetDataRef     td;
     LLVMBuilderRef        b;
     const tc_jit_confine_t *opts;
-    LLVMTypeRef           i1, i8p, i32, i64, void_t;
+    LLVMTypeRef           i8p, i32, i64, void_t;
     LLVMTypeRef           trap_ty, current_ty, guard_ty, any_ty, any4_ty, enter_ty, fuel_ty;
     LLVMTypeRef           push_ty;
     LLVMValueRef          trap_fn, current_fn;   /* the runner's, as constants */
@@ -1019,7 +1019,6 @@ static void tc_confine_pass_init(tc_confine_pass_t *p, LLVMModuleRef mod,
     p->opts       = opts;
     p->detail     = detail;
     p->detail_len = detail_len;
-    p->i1         = LLVMInt1TypeInContext(p->ctx);
     p->i8p        = LLVMPointerType(LLVMInt8TypeInContext(p->ctx), 0);
     p->i32        = LLVMInt32TypeInContext(p->ctx);
     p->i64        = LLVMInt64TypeInContext(p->ctx);

@@ -191,34 +191,19 @@ static int tc_portable_allowed(const char *name)
     return 0;
 }
 
-/* @a arg non-NULL: for a confined module, whose checker allowed its calls
- * already (jit_confine.c); data it may name is a ried's alone */
+/* A trusted or verified module's externals: rieds' symbols, then the
+ * process's names on UCX_TC_IFUNC_PORTABLE_ALLOW (a confined module's:
+ * tc_confine_resolve) */
 static void *tc_portable_resolve(void *arg, const char *name, tc_jit_symbol_t *sym,
                                  char *why, size_t why_len)
 {
-    tc_jit_symbol_t info;
     void *addr;
 
+    (void)arg;
     addr = tc_ifunc_ried_symbol(name);
     if (addr != NULL) {
         if (sym != NULL) {
             tc_confine_symbol_info(addr, sym);
-        }
-        return addr;
-    }
-    if (arg != NULL) {
-        addr = dlsym(RTLD_DEFAULT, name);
-        if (addr == NULL) {
-            snprintf(why, why_len, "is not in the process");
-            return NULL;
-        }
-        tc_confine_symbol_info(addr, &info);
-        if (info.kind != TC_JIT_SYMBOL_FUNCTION) {
-            snprintf(why, why_len, "is data of the process, not of a ried");
-            return NULL;
-        }
-        if (sym != NULL) {
-            *sym = info;
         }
         return addr;
     }
@@ -312,8 +297,10 @@ static void tc_portable_compile(tc_portable_code_t *entry)
         }
         if (bitcode != NULL) {
             reason = tc_portable.ops->compile(tc_portable.jit, bitcode, size,
-                                              entry->entry_name, tc_portable_resolve,
-                                              entry->confined ? (void*)entry : NULL,
+                                              entry->entry_name,
+                                              entry->confined ? tc_confine_resolve :
+                                                                tc_portable_resolve,
+                                              NULL,
                                               entry->confined ? tc_confine_jit_options() :
                                                                 NULL,
                                               entry->own ? 0 : TC_JIT_COMPILE_F_UNTRUSTED,
