@@ -260,6 +260,24 @@ std::string locate(const std::vector<elf_file::symbol> &syms, std::size_t shndx,
            best->name + "'" + buf;
 }
 
+/* Entry @a i of a REL or RELA section, as a RELA: zeroed first, so that a
+ * REL entry's addend (kept in the patched bytes, which nothing here reads)
+ * and anything libelf does not fill read as 0. */
+GElf_Rela read_reloc(Elf_Data *data, const GElf_Shdr &shdr, std::size_t i)
+{
+    GElf_Rela r{};
+    if (shdr.sh_type == SHT_RELA) {
+        gelf_getrela(data, static_cast<int>(i), &r);
+    } else {
+        GElf_Rel rel;
+        gelf_getrel(data, static_cast<int>(i), &rel);
+        r.r_offset = rel.r_offset;
+        r.r_info   = rel.r_info;
+        r.r_addend = 0;
+    }
+    return r;
+}
+
 bool starts_with(const std::string &s, const char *p)
 {
     return s.rfind(p, 0) == 0;
@@ -371,16 +389,7 @@ void elf_check_jam_object(target_arch arch, const std::filesystem::path &obj,
         Elf_Data *data = elf_getdata(s.scn, nullptr);
         std::size_t n  = s.shdr.sh_entsize ? s.shdr.sh_size / s.shdr.sh_entsize : 0;
         for (std::size_t i = 0; data && (i < n); ++i) {
-            GElf_Rela r;
-            if (s.shdr.sh_type == SHT_RELA) {
-                gelf_getrela(data, static_cast<int>(i), &r);
-            } else {
-                GElf_Rel rel;
-                gelf_getrel(data, static_cast<int>(i), &rel);
-                r.r_offset = rel.r_offset;
-                r.r_info   = rel.r_info;
-                r.r_addend = 0;
-            }
+            const GElf_Rela r = read_reloc(data, s.shdr, i);
             unsigned type   = static_cast<unsigned>(GELF_R_TYPE(r.r_info));
             std::size_t si  = GELF_R_SYM(r.r_info);
             const elf_file::symbol *sym = (si < syms.size()) ? &syms[si] : nullptr;
@@ -519,15 +528,7 @@ span_image elf_check_span(target_arch arch, const std::filesystem::path &linked,
         Elf_Data *data = elf_getdata(s.scn, nullptr);
         std::size_t n  = s.shdr.sh_entsize ? s.shdr.sh_size / s.shdr.sh_entsize : 0;
         for (std::size_t i = 0; data && (i < n); ++i) {
-            GElf_Rela r{};
-            if (s.shdr.sh_type == SHT_RELA) {
-                gelf_getrela(data, static_cast<int>(i), &r);
-            } else {
-                GElf_Rel rel;
-                gelf_getrel(data, static_cast<int>(i), &rel);
-                r.r_offset = rel.r_offset;
-                r.r_info   = rel.r_info;
-            }
+            const GElf_Rela r = read_reloc(data, s.shdr, i);
             unsigned type  = static_cast<unsigned>(GELF_R_TYPE(r.r_info));
             std::size_t si = GELF_R_SYM(r.r_info);
             const elf_file::symbol *sym = (si < syms.size()) ? &syms[si] : nullptr;

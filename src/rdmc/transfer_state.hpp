@@ -104,6 +104,20 @@ struct root_state {
     std::vector<int64_t>                          sent_to;  /* our blocks to p, cumulative */
 };
 
+/* The offer word: the transfer's index + 1 above its size in bytes. */
+inline constexpr uint64_t kOfferSeqMask  = (uint64_t{1} << 24) - 1;
+inline constexpr int      kOfferSizeBits = 40;
+inline constexpr uint64_t kOfferSizeMask = (uint64_t{1} << kOfferSizeBits) - 1;
+inline constexpr uint64_t kSlotRoot      = 0xffff;  /* ready word of the root itself */
+
+/* Logs and aborts: the engine's own bookkeeping is wrong (engine.cpp). */
+[[noreturn]] void invariant_broken(const char *what);
+
+/* Our part, as member @a me of @a n, of root @a root's transfer @a index of
+ * @a size bytes in blocks of @a block, from the schedule (transfer_plan.cpp). */
+std::unique_ptr<transfer> plan_transfer(schedule_kind kind, int n, int me, size_t block, int root,
+                                        int64_t index, size_t size);
+
 struct data_put {
     void     *request = nullptr;
     transfer *owner   = nullptr;

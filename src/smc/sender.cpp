@@ -125,7 +125,7 @@ ucs_status_t sender::get_buffer(size_t size, std::span<std::byte> &buffer, bool 
         ucs_error("group: get_buffer/commit are not for threaded senders; use send()");
         return UCS_ERR_UNSUPPORTED;
     }
-    if (pending_index_ >= 0) {
+    if (held_.index >= 0) {
         ucs_error("group: get_buffer called twice without commit");
         return UCS_ERR_INVALID_PARAM;
     }
@@ -135,32 +135,32 @@ ucs_status_t sender::get_buffer(size_t size, std::span<std::byte> &buffer, bool 
         return status;
     }
     buffer         = {ctx_.slot(ctx_.map.my_sender(), index) + sizeof(slot_header), size};
-    pending_index_ = index;
-    pending_size_  = size;
+    held_.index    = index;
+    held_.size     = size;
     return UCS_OK;
 }
 
 ucs_status_t sender::commit()
 {
-    if (pending_index_ < 0) {
+    if (held_.index < 0) {
         ucs_error("group: commit without get_buffer");
         return UCS_ERR_INVALID_PARAM;
     }
-    const int64_t index = pending_index_;
-    pending_index_      = -1;
-    return commit_index(index, pending_size_, 0, false);
+    const int64_t index = held_.index;
+    held_.index         = -1;
+    return commit_index(index, held_.size, 0, false);
 }
 
 void sender::drop_held_buffer()
 {
-    if (pending_index_ < 0) {
+    if (held_.index < 0) {
         return;
     }
     /* it is the last reserved: nothing can be reserved while one is held */
     ucs_warn("group: closed with an uncommitted get_buffer() slot; it is dropped");
     std::lock_guard<std::mutex> guard(mutex_);
-    reserved_      = pending_index_;
-    pending_index_ = -1;
+    reserved_      = held_.index;
+    held_.index    = -1;
 }
 
 bool sender::slot_free(int64_t index) const
@@ -357,7 +357,7 @@ unsigned sender::send_nulls()
     int64_t first, count;
     {
         auto guard = lock();
-        if (reserved_ != pushed() || (!ctx_.settings.threaded && pending_index_ >= 0)) {
+        if (reserved_ != pushed() || (!ctx_.settings.threaded && held_.index >= 0)) {
             return 0; /* messages of our own are on their way */
         }
         count = nulls_needed();

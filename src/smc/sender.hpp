@@ -31,6 +31,7 @@
 
 #include "group/context.hpp"
 #include "smc/flush_policy.hpp"
+#include "smc/held_buffer.hpp"
 
 #include <functional>
 #include <mutex>
@@ -64,7 +65,7 @@ public:
     ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block);
     ucs_status_t commit();
     /* a get_buffer() slot is held (never with threaded senders) */
-    bool holds_buffer() const { return pending_index_ >= 0; }
+    bool holds_buffer() const { return held_.index >= 0; }
     /* close(): give an uncommitted get_buffer() slot back */
     void drop_held_buffer();
 
@@ -119,8 +120,7 @@ private:
     std::atomic<bool>                       committed_since_poll_{false};
     std::atomic<bool>                       flush_requested_{false};
     double                                  oldest_pending_s_ = 0;
-    int64_t                                 pending_index_    = -1;  /* get_buffer() */
-    size_t                                  pending_size_     = 0;
+    held_buffer                             held_;   /* get_buffer() */
 };
 
 } // namespace smc

@@ -76,7 +76,7 @@ a64_build_runtime() {
     local f files=()
     for f in $(a64_sources ucx_ext); do
         case "$f" in
-            bootstrap/boot_pmix.c) ;;
+            bootstrap/pmix/boot_pmix.c) ;;
             *.c) files+=("$f") ;;
         esac
     done

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * libFuzzer target for the TCP bootstrap's handshake checks
- * (ucx_ext/bootstrap/boot_tcp_wire.c): the root's check of a hello and
+ * (ucx_ext/bootstrap/tcp/tcp_wire.c): the root's check of a hello and
  * judgement of its fields, and the member's check of the root's verdict.
  *
  * The first input byte picks what the rest is: 0, a raw hello; 1, a hello's
@@ -13,7 +13,7 @@
  * The promises checked: nothing without a valid proof passes; a made
  * message passes, with its fields; a judged hello's rank is in range.
  */
-#include "bootstrap/bootstrap_int.h"
+#include "bootstrap/tcp/tcp_wire.h"
 
 #include <twochains/sock.h>
 

@@ -31,7 +31,7 @@ ucx_libs=$(sed -n 's/^UCX_LIBS = //p' "$builddir/test/Makefile" 2>/dev/null)
 libdir="$builddir/ucx_ext/.libs"
 if ! "$clang" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -I"$srcdir/ucx_ext" -I"$srcdir/ucx_ext/api" -I"$builddir/ucx_ext/api" $ucx_cppflags \
-        "$srcdir/test/fuzz/fuzz_hello.c" "$srcdir/ucx_ext/bootstrap/boot_tcp_wire.c" \
+        "$srcdir/test/fuzz/fuzz_hello.c" "$srcdir/ucx_ext/bootstrap/tcp/tcp_wire.c" \
         -L"$libdir" -Wl,-rpath,"$libdir" -ltwochains $ucx_ldflags $ucx_libs -lcrypto \
         -o "$work/fuzz_hello" >"$work/build.log" 2>&1; then
     echo "FAIL: cannot build the fuzz target:"

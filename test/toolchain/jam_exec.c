@@ -57,8 +57,8 @@ static int tc_test_load_span(const char *path, tc_test_element_t *e, char *err,
         goto out;
     }
     if ((memcmp(h.magic, TC_JAM_FILE_MAGIC, sizeof(h.magic)) != 0) ||
-        (h.version != TC_JAM_FILE_VERSION) || (h.span_size != e->span_size) ||
-        (h.entry_offset != e->entry_offset) || (h.span_hash != e->span_hash)) {
+        (h.version != TC_JAM_FILE_VERSION) || (h.span_size != e->rec.span_size) ||
+        (h.entry_offset != e->rec.entry_offset) || (h.span_hash != e->rec.span_hash)) {
         tc_test_errf(err, errlen, "%s: header does not match the manifest", path);
         goto out;
     }
@@ -68,7 +68,7 @@ static int tc_test_load_span(const char *path, tc_test_element_t *e, char *err,
         tc_test_errf(err, errlen, "%s: cannot read the span", path);
         goto out;
     }
-    if (tc_test_fnv1a64(e->span, h.span_size) != e->span_hash) {
+    if (tc_test_fnv1a64(e->span, h.span_size) != e->rec.span_hash) {
         tc_test_errf(err, errlen, "%s: span hash mismatch", path);
         goto out;
     }
@@ -138,22 +138,14 @@ int tc_test_pkg_load(const char *manifest_path, tc_test_pkg_t *pkg, char *err,
                 goto err;
             }
             e = &pkg->elements[pkg->num_elements++];
-            e->id = rec.id;
-            memcpy(e->name, rec.name, sizeof(rec.name));
-            e->span_size       = rec.span_size;
-            e->span_hash       = rec.span_hash;
-            e->got_slot_offset = rec.got_slot_offset;
-            e->entry_offset    = rec.entry_offset;
-            e->data_offset     = rec.data_offset;
-            e->flags           = rec.flags;
-            e->num_externals   = rec.num_externals;
+            e->rec = rec;
             snprintf(path, sizeof(path), "%s/%s", dir, rec.file);
             if (tc_test_load_span(path, e, err, errlen) != 0) {
                 goto err;
             }
         } else if (sscanf(line, "extern %u %u %127s", &a, &n, sym) == 3) {
             if ((pkg->num_elements == 0) || (a != pkg->num_elements - 1) ||
-                (n >= pkg->elements[a].num_externals)) {
+                (n >= pkg->elements[a].rec.num_externals)) {
                 tc_test_errf(err, errlen, "%s:%u: bad extern", manifest_path, lineno);
                 goto err;
             }
@@ -175,10 +167,10 @@ int tc_test_pkg_load(const char *manifest_path, tc_test_pkg_t *pkg, char *err,
     /* the GOT table of every element, in its external order */
     for (uint32_t k = 0; k < pkg->num_elements; ++k) {
         tc_test_element_t *e = &pkg->elements[k];
-        for (uint32_t s = 0; s < e->num_externals; ++s) {
+        for (uint32_t s = 0; s < e->rec.num_externals; ++s) {
             e->got[s] = tc_test_pkg_symbol(pkg, e->externals[s]);
             if (e->got[s] == NULL) {
-                tc_test_errf(err, errlen, "element %s: cannot resolve '%s'", e->name,
+                tc_test_errf(err, errlen, "element %s: cannot resolve '%s'", e->rec.name,
                              e->externals[s]);
                 goto err;
             }
@@ -210,7 +202,7 @@ void tc_test_pkg_unload(tc_test_pkg_t *pkg)
 const tc_test_element_t *tc_test_pkg_element(const tc_test_pkg_t *pkg, const char *name)
 {
     for (uint32_t k = 0; k < pkg->num_elements; ++k) {
-        if (strcmp(pkg->elements[k].name, name) == 0) {
+        if (strcmp(pkg->elements[k].rec.name, name) == 0) {
             return &pkg->elements[k];
         }
     }
@@ -236,19 +228,19 @@ int tc_test_exec_place(const tc_test_element_t *elem, tc_test_map_mode_t mode,
     void *got   = (void *)elem->got;
     int prot    = PROT_READ | PROT_WRITE | ((mode == TC_TEST_MAP_RWX) ? PROT_EXEC : 0);
 
-    if ((mode == TC_TEST_MAP_RX) && (elem->flags & TC_JAM_F_WRITABLE_DATA)) {
+    if ((mode == TC_TEST_MAP_RX) && (elem->rec.flags & TC_JAM_F_WRITABLE_DATA)) {
         tc_test_errf(err, errlen, "element %s has writable data: it cannot run from a "
-                     "read+execute mapping", elem->name);
+                     "read+execute mapping", elem->rec.name);
         return -1;
     }
-    if (elem->flags & TC_JAM_F_PAGE_ALIGN) {
+    if (elem->rec.flags & TC_JAM_F_PAGE_ALIGN) {
         offset = 0;
     }
     if (offset % TC_JAM_SPAN_ALIGN) {
         tc_test_errf(err, errlen, "offset %zu is not %u-aligned", offset, TC_JAM_SPAN_ALIGN);
         return -1;
     }
-    exec->map_len = (offset + elem->span_size + page - 1) & ~(page - 1);
+    exec->map_len = (offset + elem->rec.span_size + page - 1) & ~(page - 1);
     exec->map     = mmap(NULL, exec->map_len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (exec->map == MAP_FAILED) {
         tc_test_errf(err, errlen, "mmap: %m");
@@ -256,22 +248,22 @@ int tc_test_exec_place(const tc_test_element_t *elem, tc_test_map_mode_t mode,
     }
     exec->span = (uint8_t *)exec->map + offset;
     exec->elem = elem;
-    memcpy(exec->span, elem->span, elem->span_size);
-    memcpy(exec->span + elem->got_slot_offset, &got, sizeof(got));
+    memcpy(exec->span, elem->span, elem->rec.span_size);
+    memcpy(exec->span + elem->rec.got_slot_offset, &got, sizeof(got));
     if ((mode == TC_TEST_MAP_RX) &&
         (mprotect(exec->map, exec->map_len, PROT_READ | PROT_EXEC) != 0)) {
         tc_test_errf(err, errlen, "mprotect: %m");
         munmap(exec->map, exec->map_len);
         return -1;
     }
-    __builtin___clear_cache((char *)exec->span, (char *)exec->span + elem->span_size);
+    __builtin___clear_cache((char *)exec->span, (char *)exec->span + elem->rec.span_size);
     return 0;
 }
 
 void tc_test_exec_run(const tc_test_exec_t *exec, void *payload, size_t payload_size,
                       void *target_args)
 {
-    void *entry = exec->span + exec->elem->entry_offset;
+    void *entry = exec->span + exec->elem->rec.entry_offset;
     tc_jam_main_fn_t fn;
 
     memcpy(&fn, &entry, sizeof(fn));
@@ -352,11 +344,11 @@ static void tc_test_message(tc_test_ctx_t *c, void *payload, size_t size, void *
     size_t offset = (16 + 48 * (size_t)c->messages) % 2048;
 
     if (tc_test_exec_place(c->elem, c->mode, offset, &ex, err, sizeof(err)) != 0) {
-        tc_test_failf(c, "%s: %s", c->elem->name, err);
+        tc_test_failf(c, "%s: %s", c->elem->rec.name, err);
         return;
     }
     if ((c->prev.map != NULL) && (ex.span == c->prev.span)) {
-        tc_test_failf(c, "%s: span placed at the same address twice", c->elem->name);
+        tc_test_failf(c, "%s: span placed at the same address twice", c->elem->rec.name);
     }
     tc_test_exec_run(&ex, payload, size, targs);
     tc_test_exec_release(&c->prev);
@@ -546,8 +538,8 @@ int tc_test_scenario_wglobal(tc_test_pkg_t *pkg, tc_test_map_mode_t mode, char *
     if (tc_test_ctx_init(&c, pkg, "wglobal", mode, report, report_len) != 0) {
         return c.failures;
     }
-    TC_TEST_CHECK(&c, (c.elem->flags & TC_JAM_F_WRITABLE_DATA) &&
-                      (c.elem->data_offset < c.elem->span_size),
+    TC_TEST_CHECK(&c, (c.elem->rec.flags & TC_JAM_F_WRITABLE_DATA) &&
+                      (c.elem->rec.data_offset < c.elem->rec.span_size),
                   "wglobal: not flagged as having writable data");
     if (mode == TC_TEST_MAP_RX) {
         /* the receiver must refuse a read+execute-only mapping for it */

@@ -28,15 +28,7 @@ extern "C" {
 #define TC_TEST_PATH_MAX      1024
 
 typedef struct tc_test_element {
-    uint32_t id;
-    char     name[TC_JAM_NAME_MAX];
-    uint32_t span_size;
-    uint64_t span_hash;
-    uint32_t got_slot_offset;
-    uint32_t entry_offset;
-    uint32_t data_offset;
-    uint32_t flags;
-    uint32_t num_externals;
+    tc_jam_manifest_element_t rec;  /* the manifest's record, as the toolchain parses it */
     char     externals[TC_TEST_MAX_EXTERNALS][128];
     uint8_t  *span;                 /* from the jam file, slot zeroed */
     void     *got[TC_TEST_MAX_EXTERNALS];  /* resolved in this process */

@@ -8,7 +8,7 @@
 #include "common.h"
 #include "bootstrap/boot_sockets.h"
 
-#include <bootstrap/bootstrap_int.h>
+#include <bootstrap/tcp/tcp_wire.h>
 #include <twochains/bootstrap.h>
 
 #include <arpa/inet.h>

@@ -10,7 +10,7 @@
 #include "bootstrap/boot_sockets.h"
 #include "flood.h"
 
-#include <bootstrap/bootstrap_int.h>
+#include <bootstrap/tcp/tcp_wire.h>
 #include <twochains/bootstrap.h>
 #include <twochains/job_key.h>
 #include <twochains/sock.h>

@@ -1,7 +1,7 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * The TCP bootstrap's handshake messages (bootstrap_int.h): made and
+ * The TCP bootstrap's handshake messages (tcp_wire.h): made and
  * checked by pure functions of their bytes, which the root, the member and
  * the fuzzer (test/fuzz/fuzz_hello.c) call alike.
  *
@@ -15,7 +15,7 @@
 #  include "config.h"
 #endif
 
-#include "bootstrap_int.h"
+#include "tcp_wire.h"
 
 #include <twochains/sock.h>
 

@@ -1,28 +1,23 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * Bootstrap internals: the generic handle and the TCP rendezvous wire format.
- * The wire format lives here (not in boot_tcp.c) so that tests can craft
- * frames, valid and invalid, byte for byte.
+ * The TCP rendezvous wire format and its handshake's checks, below both
+ * halves of the TCP backend (tcp_connect.c, tcp.c) and apart from them so
+ * that tests and the fuzzer can craft frames, valid and invalid, byte for
+ * byte.
  */
-#ifndef TC_BOOTSTRAP_INT_H_
-#define TC_BOOTSTRAP_INT_H_
+#ifndef TC_BOOTSTRAP_TCP_WIRE_H_
+#define TC_BOOTSTRAP_TCP_WIRE_H_
 
-#include <twochains/bootstrap.h>
+#include <bootstrap/core/bootstrap_int.h>
 #include <twochains/job_key.h>
 
 #include <ucs/sys/compiler_def.h>
+#include <ucs/type/status.h>
+#include <stddef.h>
 #include <stdint.h>
 
 BEGIN_C_DECLS
-
-/* A bootstrap member: a backend plus its rank and size. */
-struct tc_bootstrap {
-    const tc_bootstrap_ops_t *ops;
-    void                     *ctx;
-    int                      rank;
-    int                      size;
-};
 
 /*
  * TCP rendezvous wire format. Every integer is big-endian (network order).
@@ -54,9 +49,9 @@ struct tc_bootstrap {
 #define TC_BOOT_TCP_CHALLENGE      0x54434243u  /* "TCBC" */
 #define TC_BOOT_TCP_VERDICT        0x54434256u  /* "TCBV" */
 #define TC_BOOT_TCP_VERSION        3
-#define TC_BOOT_TCP_MAX_LEN        (64ul << 20) /* one member's contribution */
-#define TC_BOOT_TCP_MAX_TOTAL      (1ul << 30)  /* all contributions together */
-#define TC_BOOT_TCP_MAX_SIZE       65536        /* members */
+#define TC_BOOT_TCP_MAX_LEN        TC_BOOTSTRAP_MAX_LEN
+#define TC_BOOT_TCP_MAX_TOTAL      TC_BOOTSTRAP_MAX_TOTAL
+#define TC_BOOT_TCP_MAX_SIZE       TC_BOOTSTRAP_MAX_SIZE
 #define TC_BOOT_TCP_MAX_REASON     256          /* bytes of error text */
 
 typedef struct tc_boot_tcp_challenge {
@@ -117,7 +112,7 @@ typedef struct tc_boot_tcp_hello_info {
 } tc_boot_tcp_hello_info_t;
 
 /*
- * The handshake's checks, pure functions of the bytes (boot_tcp_wire.c), so
+ * The handshake's checks, pure functions of the bytes (tcp_wire.c), so
  * that a fuzzer calls them as the root and the member do. @a endpoints:
  * tc_sock_endpoints of the connection (TC_SOCK_ENDPOINTS_LEN bytes).
  */
@@ -161,9 +156,6 @@ ucs_status_t tc_boot_tcp_verdict_check(const tc_job_key_t *key, const uint8_t *r
                                        const tc_boot_tcp_hello_t *hello,
                                        const tc_boot_tcp_verdict_t *v, const char *reason,
                                        size_t reason_len, ucs_status_t *status_p);
-
-/* Single-member bootstrap: allgatherv copies. */
-ucs_status_t tc_bootstrap_single_create(tc_bootstrap_h *boot_p);
 
 END_C_DECLS
 

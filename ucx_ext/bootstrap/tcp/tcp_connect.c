@@ -8,9 +8,9 @@
  * then checks size and rank, and answers with its own proof. A member
  * connects, answers the challenge with its own nonce and proof, and
  * believes the root's verdict only with the root's proof. The messages and
- * their checks are in boot_tcp_wire.c.
+ * their checks are in tcp_wire.c, the status frames in tcp_status.c.
  *
- * Invariants (with those of boot_tcp.c): a stranger, a garbled, late or
+ * Invariants (with those of tcp.c): a stranger, a garbled, late or
  * relayed hello is dropped, counted and logged (one line per reason per
  * interval), never fatal for the bootstrap, and hears nothing; a fatal
  * mismatch among real members is told to everyone it concerns; a member
@@ -24,7 +24,7 @@
 #  include "config.h"
 #endif
 
-#include "boot_tcp_int.h"
+#include "tcp_int.h"
 #include <twochains/sock.h>
 
 #include <base/debug.h>
@@ -135,21 +135,6 @@ static tc_sock_gate_verdict_t tc_boot_tcp_root_hello(tc_sock_gate_conn_t *conn, 
     tcp->done[h.rank] = 1;
     ++a->connected;
     return TC_SOCK_GATE_TAKEN;
-}
-
-void tc_boot_tcp_missing_ranks(tc_boot_tcp_t *tcp, const int *done,
-                                      char *buf, size_t max)
-{
-    size_t off = 0;
-    int r, n;
-
-    buf[0] = '\0';
-    for (r = 1; (r < tcp->size) && (off < max); ++r) {
-        if (!done[r]) {
-            n = snprintf(buf + off, max - off, "%s%d", off ? "," : "", r);
-            off += (n > 0) ? (size_t)n : 0;
-        }
-    }
 }
 
 static ucs_status_t tc_boot_tcp_root_accept_all(tc_boot_tcp_t *tcp,

@@ -1,16 +1,18 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * The TCP bootstrap's handle and what its two files share: boot_tcp.c
- * (status frames, collectives, create and destroy) and boot_tcp_connect.c
- * (the root's accepting, challenging and checking of hellos, and a member's
- * connect). The wire format is in bootstrap_int.h, its checks in
- * boot_tcp_wire.c.
+ * The TCP bootstrap's handle and what its files share, bottom first:
+ * tcp_wire.c (the handshake's messages and checks, tcp_wire.h),
+ * tcp_status.c (status frames, the root's abort), tcp_connect.c (the
+ * root's accepting, challenging and checking of hellos, and a member's
+ * connect), tcp.c (collectives, create and destroy). Each calls only those
+ * before it.
  */
 #ifndef TC_BOOT_TCP_INT_H_
 #define TC_BOOT_TCP_INT_H_
 
-#include "bootstrap_int.h"
+#include "tcp_wire.h"
+#include <bootstrap/core/bootstrap_int.h>
 
 #include <poll.h>
 #include <stddef.h>
@@ -47,7 +49,7 @@ typedef struct tc_boot_tcp {
     tc_job_key_t key;
 } tc_boot_tcp_t;
 
-/* A status frame (and its reason, on error). */
+/* Status frames (tcp_status.c): one (and its reason, on error). */
 ucs_status_t tc_boot_tcp_send_status(int fd, uint32_t seq, ucs_status_t status,
                                      const char *reason, double deadline, int *err_p);
 
@@ -63,7 +65,7 @@ void tc_boot_tcp_root_abort(tc_boot_tcp_t *tcp, const int *extra_fds, int nextra
 /* "1,3": the ranks whose flag in @a done is 0, for error messages */
 void tc_boot_tcp_missing_ranks(tc_boot_tcp_t *tcp, const int *done, char *buf, size_t max);
 
-/* Connection setup (boot_tcp_connect.c): the root listens on @a root (or
+/* Connection setup (tcp_connect.c): the root listens on @a root (or
  * serves @a listen_fd) and admits size - 1 members; a member connects. */
 ucs_status_t tc_boot_tcp_root_create(tc_boot_tcp_t *tcp, const char *root, int listen_fd,
                                      double deadline);

@@ -33,7 +33,7 @@
 #  include "config.h"
 #endif
 
-#include "bootstrap_int.h"
+#include <bootstrap/core/bootstrap_int.h>
 
 #include <base/debug.h>
 #include <twochains/config.h>
@@ -380,11 +380,11 @@ static ucs_status_t tc_boot_pmix_check_value(const tc_boot_pmix_t *pmix, int r,
 
     len = ((uint64_t)tc_boot_pmix_get_be32(hdr + 8) << 32) |
           tc_boot_pmix_get_be32(hdr + 12);
-    if (len > TC_BOOT_TCP_MAX_LEN) {
+    if (len > TC_BOOTSTRAP_MAX_LEN) {
         /* the contributor sent only the header: everyone fails alike */
         ucs_error("PMIx bootstrap: rank %d contributed %llu bytes, above the "
                   "limit of %lu", r, (unsigned long long)len,
-                  (unsigned long)TC_BOOT_TCP_MAX_LEN);
+                  (unsigned long)TC_BOOTSTRAP_MAX_LEN);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
     if (len != req->nbytes - TC_BOOT_PMIX_HDR_LEN) {
@@ -440,10 +440,10 @@ static ucs_status_t tc_boot_pmix_collect(tc_boot_pmix_t *pmix, const char *key,
             status = tc_boot_pmix_status(reqs[r]->status);
         } else {
             status = tc_boot_pmix_check_value(pmix, r, reqs[r], &len);
-            if ((status == UCS_OK) && (len > TC_BOOT_TCP_MAX_TOTAL - total)) {
+            if ((status == UCS_OK) && (len > TC_BOOTSTRAP_MAX_TOTAL - total)) {
                 ucs_error("PMIx bootstrap: collective %u gathers more than "
                           "%lu bytes", pmix->seq,
-                          (unsigned long)TC_BOOT_TCP_MAX_TOTAL);
+                          (unsigned long)TC_BOOTSTRAP_MAX_TOTAL);
                 status = UCS_ERR_EXCEEDS_LIMIT;
             }
             if (status == UCS_OK) {
@@ -505,7 +505,7 @@ static ucs_status_t tc_boot_pmix_allgatherv(void *ctx, const void *buf,
 
     /* too long: publish the header alone, so that every rank (this one too)
      * fails the collective with the same error instead of timing out */
-    send_len = (len > TC_BOOT_TCP_MAX_LEN) ? 0 : len;
+    send_len = (len > TC_BOOTSTRAP_MAX_LEN) ? 0 : len;
     blob     = malloc(TC_BOOT_PMIX_HDR_LEN + send_len);
     if (blob == NULL) {
         ucs_error("PMIx bootstrap: failed to allocate %zu bytes",
@@ -611,9 +611,9 @@ static ucs_status_t tc_boot_pmix_job_size(tc_boot_pmix_t *pmix, int *size_p)
         status = tc_boot_pmix_status(req->status);
     } else if (((req->type != PMIX_UINT32) && (req->type != PMIX_UINT64) &&
                 (req->type != PMIX_SIZE) && (req->type != PMIX_UINT16)) ||
-               (req->number < 1) || (req->number > TC_BOOT_TCP_MAX_SIZE)) {
+               (req->number < 1) || (req->number > TC_BOOTSTRAP_MAX_SIZE)) {
         ucs_error("PMIx bootstrap: " PMIX_JOB_SIZE " is not a size between 1 "
-                  "and %d (type %d, value %llu)", TC_BOOT_TCP_MAX_SIZE,
+                  "and %d (type %d, value %llu)", TC_BOOTSTRAP_MAX_SIZE,
                   (int)req->type, (unsigned long long)req->number);
         status = UCS_ERR_INVALID_PARAM;
     } else {

@@ -23,7 +23,7 @@
 #  include "config.h"
 #endif
 
-#include "bootstrap_int.h"
+#include <bootstrap/core/bootstrap_int.h>
 
 #include <base/debug.h>
 
