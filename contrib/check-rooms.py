@@ -11,7 +11,11 @@ A room is the folder a file is in (ucx_ext/ifunc/rx, src/smc, ...); every
 folder with sources must be declared. A header reached through the public
 include paths (<twochains/...>) belongs to the room of its folder too. Exits 1 and names each offending include; prints one line on success.
 
-  contrib/check-rooms.py [TOP]
+  contrib/check-rooms.py [--under DIR] [TOP]
+
+--under DIR checks only the files and rooms under DIR, which may include
+nothing outside it (ucx_ext: the runtime never includes the replication
+layer).
 """
 import os
 import re
@@ -23,7 +27,11 @@ SUFFIXES = ('.c', '.h', '.cpp', '.hpp', '.inl')
 SEARCH = ('ucx_ext/api', 'ucx_ext', 'src', 'src/api', 'toolchain/api')
 
 
-def read_rooms(path):
+def in_scope(path, under):
+    return under is None or path == under or path.startswith(under + '/')
+
+
+def read_rooms(path, under=None):
     """Rooms in declaration order, each with the set of rooms it may use."""
     order, allowed = [], {}
     with open(path, encoding='utf-8') as f:
@@ -33,6 +41,8 @@ def read_rooms(path):
                 continue
             name, _, deps = line.partition(':')
             name = name.strip()
+            if not in_scope(name, under):
+                continue
             deps = deps.split()
             for d in deps:
                 if d not in allowed:
@@ -51,15 +61,23 @@ def room_of(path, rooms):
 
 
 def main():
-    top = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+    args = sys.argv[1:]
+    under = None
+    if len(args) >= 2 and args[0] == '--under':
+        under = args[1].rstrip('/')
+        args = args[2:]
+    top = os.path.abspath(args[0] if args else
                           os.path.join(os.path.dirname(__file__), '..'))
-    order, allowed = read_rooms(os.path.join(top, 'contrib', 'rooms.txt'))
+    order, allowed = read_rooms(os.path.join(top, 'contrib', 'rooms.txt'), under)
     files = []
     for base in ('ucx_ext', 'src'):
+        if under is not None and not in_scope(base, under) and not in_scope(under, base):
+            continue
         for d, _, names in os.walk(os.path.join(top, base)):
             for n in names:
-                if n.endswith(SUFFIXES):
-                    files.append(os.path.relpath(os.path.join(d, n), top))
+                rel = os.path.relpath(os.path.join(d, n), top)
+                if n.endswith(SUFFIXES) and in_scope(rel, under):
+                    files.append(rel)
     known = set(files)
     errors = []
     graph = {}
@@ -79,6 +97,10 @@ def main():
             target = next((c for c in cands if c in known), None)
             if target is None:
                 continue            # a system, UCX or generated header
+            if not in_scope(target, under):
+                line = text.count('\n', 0, m.start()) + 1
+                errors.append(f'{f}:{line}: includes {target}, outside {under}')
+                continue
             edges.append(target)
             troom = room_of(target, order)
             if troom != room and troom not in allowed[room]:
