@@ -1,7 +1,7 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * libFuzzer target for the frame header validator (ucx_ext/ifunc/frame.c).
+ * libFuzzer target for the frame header validator (ucx_ext/ifunc/wire/frame.c).
  *
  * The input is applied to one of three valid frames (Local, Injected,
  * Cached) as a list of byte patches, or, when its first byte is odd, used
