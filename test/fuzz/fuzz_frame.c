@@ -12,7 +12,7 @@
  * next) read only inside a heap copy of exactly frame_size bytes, so
  * AddressSanitizer catches any read beyond it.
  */
-#include "ifunc/frame.h"
+#include "ifunc/wire/frame.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -43,7 +43,7 @@ tc_ifunc_reject_t tc_ifunc_frame_run(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ring,
                                      tc_ifunc_frame_view_t *view, char *detail,
                                      size_t detail_len);
 
-/* The receive path's calls, for a carried frame (dispatch.c): a Local
+/* The receive path's calls, for a carried frame (carrier.c): a Local
  * element, a Cached code of @a ring, and a full frame whose header passed
  * tc_frame_check_header. Detail on a reject in @a detail. */
 tc_ifunc_reject_t tc_ifunc_call_local(tc_ifunc_rx_t *rx, tc_ifunc_pkg_h pkg,

@@ -234,8 +234,8 @@ unsigned tc_ifunc_exec_codes(tc_ifunc_exec_h exec)
  * compact without code when it fits (*@a compact_p), else a full frame */
 /* A Portable frame for a group (stamped with TC_FRAME_F_HASHES): the hash
  * of the element's module for each architecture in the code region, the
- * host's as code_hash. It lives here, not in frame.c, so that the framing
- * stays free of packages (the frame fuzzer builds frame.c alone). */
+ * host's as code_hash. It lives here, not in the wire codec, which stays
+ * free of packages (the frame fuzzer builds ifunc/wire/frame.c alone). */
 static void tc_exec_prepare_portable_hashes(uint8_t *frame, tc_ifunc_pkg_h pkg,
                                            const tc_ifunc_element_t *elem,
                                            tc_frame_desc_t *desc)

@@ -13,7 +13,7 @@
  * resolved with realpath and accepted only if they are regular files in the
  * package prefix's lib/ directory with the names twochains-pkg gives them
  * (lib<pkg>_local.so, lib<pkg>_ried_<ried>.so). Nothing from the wire is
- * ever used as a path; frame symbol names only reach dlsym (dispatch.c).
+ * ever used as a path; frame symbol names only reach dlsym (ifunc/rx/run.c).
  *
  * Portable records (LLVM bitcode of an element per target triple) name
  * files that are only read, never loaded: each must be the regular file

@@ -3,7 +3,7 @@
  *
  * The receiver's compiler of Portable jams: LLVM bitcode in, the host's
  * machine code out (ORC LLJIT, jit_orc.c). It lives in a module of its own,
- * libtwochains_jit.so, linked with libLLVM-14 and loaded (portable.c) on the
+ * libtwochains_jit.so, linked with libLLVM-14 and loaded (ifunc/portable/portable.c) on the
  * first Portable frame or prepare call, so that a process that never sees
  * one never maps LLVM. This header is the whole interface between the two;
  * no LLVM type crosses it.

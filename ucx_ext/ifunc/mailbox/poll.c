@@ -3,7 +3,7 @@
  *
  * The receive poll: control messages first (a ring granted, a doorbell),
  * then round robin over the active rings only, bounded work per call (as
- * UCX's mm_iface). Each slot is judged by the dispatcher (dispatch.c),
+ * UCX's mm_iface). Each slot is judged by the dispatcher (ifunc/rx/slot.c),
  * consumed slots are credited back (credits.c), and a ring read empty
  * UCX_TC_IFUNC_RING_IDLE times in a row asks its sender whether it may
  * sleep (peer_rings.c). An empty poll with no active ring is two loads.

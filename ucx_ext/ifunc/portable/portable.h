@@ -75,7 +75,7 @@ typedef enum {
     TC_PORTABLE_TABLES
 } tc_portable_table_t;
 
-/* ---- Portable frames (portable.c) ---- */
+/* ---- the table (portable.c) ---- */
 
 /* This host's, and the triple of an architecture as twochains-pkg names it */
 tc_ifunc_arch_t tc_portable_host_arch(void);

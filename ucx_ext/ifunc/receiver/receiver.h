@@ -21,7 +21,7 @@
 
 BEGIN_C_DECLS
 
-/* ---- receive side (dispatch.c) ---- */
+/* ---- receive side (ring.c) ---- */
 
 /* A GOT table built from the symbol names in a peer's frame (trust mode) */
 typedef struct tc_ifunc_link {

@@ -18,7 +18,7 @@
 
 BEGIN_C_DECLS
 
-/* ---- messages (send.c) ---- */
+/* ---- payloads (message.c) ---- */
 
 /* Payload bytes a message of @a elem may need: its payload_get_max_size,
  * else the source arguments' size */
