@@ -14,7 +14,9 @@
  *
  * Usage: confine_jit PKG_PREFIX PKG_NAME ROUNDS CALLS
  */
-#include "ifunc/ifunc_int.h"
+#include "ifunc/confine/confine.h"
+#include "ifunc/portable/portable.h"
+#include "ifunc/receiver/receiver.h"
 
 #include <twochains/ifunc.h>
 #include <twochains/jam.h>

@@ -109,7 +109,7 @@ echo "# $cycles_note" >&2
 source "$here/perftest_lib.sh"   # free_port
 
 # frame size of a Local frame: compact (the default check signal), a 40-byte
-# header and the payload, 8-aligned (ucx_ext/ifunc/frame.h)
+# header and the payload, 8-aligned (ucx_ext/ifunc/wire/frame.h)
 local_frame() { echo $(( (40 + $1 + 7) / 8 * 8 )); }
 
 # one_run TLS SHAPE SIZE ITERS PCT [VAR=VALUE...]: sets run_line (the client's

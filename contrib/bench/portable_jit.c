@@ -12,7 +12,7 @@
  *
  * Usage: portable_jit PKG_PREFIX PKG_NAME ROUNDS CALLS
  */
-#include "ifunc/ifunc_int.h"
+#include "ifunc/portable/portable.h"
 
 #include <twochains/ifunc.h>
 

@@ -98,8 +98,8 @@ a64_build_jit() {
     cflags="$(a64_make_var TC_CFLAGS_STD) $(a64_make_var TC_WARN_CFLAGS)"
     # shellcheck disable=SC2046,SC2086
     aarch64-linux-gnu-gcc $cflags -O2 -g -fPIC -shared $(a64_includes) \
-        -I"$(llvm-config-14 --includedir)" "$TC_SRCDIR/ucx_ext/ifunc/jit_orc.c" \
-        "$TC_SRCDIR/ucx_ext/ifunc/jit_confine.c" \
+        -I"$(llvm-config-14 --includedir)" "$TC_SRCDIR/ucx_ext/ifunc/jit/jit_orc.c" \
+        "$TC_SRCDIR/ucx_ext/ifunc/jit/jit_confine.c" \
         -o "$a64/libtwochains_jit.so" /usr/lib/aarch64-linux-gnu/libLLVM-14.so.1
 }
 

@@ -2,7 +2,7 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * libFuzzer target for the `confine` checker and rewriter
- * (ucx_ext/ifunc/jit_confine.c, compiled here with the JIT, jit_orc.c, under
+ * (ucx_ext/ifunc/jit/jit_confine.c, compiled here with the JIT, jit_orc.c, under
  * ASan and UBSan) and the runner (confine.c, from libtwochains).
  *
  * Input: one byte that picks the entry's name (the corpus's and tcbench's
@@ -13,8 +13,9 @@
  * little fuel. The target's promise: no crash, and no byte outside the
  * granted regions changes (the canaries), whatever the run did or trapped.
  */
-#include "ifunc/ifunc_int.h"
-#include "ifunc/jit.h"
+#include "ifunc/confine/confine.h"
+#include "ifunc/receiver/receiver.h"
+#include "ifunc/jit/jit.h"
 
 #include <stdint.h>
 #include <stdio.h>

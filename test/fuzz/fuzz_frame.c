@@ -1,7 +1,7 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * libFuzzer target for the frame header validator (ucx_ext/ifunc/frame.c).
+ * libFuzzer target for the frame header validator (ucx_ext/ifunc/wire/frame.c).
  *
  * The input is applied to one of three valid frames (Local, Injected,
  * Cached) as a list of byte patches, or, when its first byte is odd, used
@@ -12,7 +12,7 @@
  * next) read only inside a heap copy of exactly frame_size bytes, so
  * AddressSanitizer catches any read beyond it.
  */
-#include "ifunc/frame.h"
+#include "ifunc/wire/frame.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,14 +1,14 @@
 #!/bin/sh
 # Fuzz the parsers of bytes other processes write, with libFuzzer, each for a
 # bounded time (TC_FUZZ_TIME seconds per target, default 10):
-#   frame     the Two-Chains frame header (ucx_ext/ifunc/frame.c)
+#   frame     the Two-Chains frame header (ucx_ext/ifunc/wire/frame.c)
 #   join      the join wire: request and reply (src/membership/join_wire.cpp)
 #   exchange  the view exchange's lengths (src/membership/view_exchange.cpp)
 #   slot      an SMC slot header and RDMC descriptor (src/smc/receiver.cpp,
 #             src/group/large.cpp)
 #   decision  a leader's view-change decision (src/membership/view_change.cpp)
 #   confine   the confine checker and rewriter of a peer's module
-#             (ucx_ext/ifunc/jit_confine.c with the JIT) on mutated bitcode of
+#             (ucx_ext/ifunc/jit/jit_confine.c with the JIT) on mutated bitcode of
 #             the hostile corpus and of tcbench, and the runner on what it
 #             admits: no byte outside the granted regions may change
 # TC_FUZZ_TARGETS picks some (e.g. "join slot"). Each target compiles the
@@ -58,12 +58,12 @@ build_target() {
     case $1 in
     frame)
         "$clang" $san_flags $includes $ucx_cppflags "$srcdir/test/fuzz/fuzz_frame.c" \
-            "$srcdir/ucx_ext/ifunc/frame.c" -o "$work/fuzz_frame"
+            "$srcdir/ucx_ext/ifunc/wire/frame.c" -o "$work/fuzz_frame"
         return ;;
     confine)
         "$clang" $san_flags $includes $ucx_cppflags -I/usr/lib/llvm-14/include \
-            "$srcdir/test/fuzz/fuzz_confine.c" "$srcdir/ucx_ext/ifunc/jit_orc.c" \
-            "$srcdir/ucx_ext/ifunc/jit_confine.c" $product_libs $ucx_ldflags $ucx_libs \
+            "$srcdir/test/fuzz/fuzz_confine.c" "$srcdir/ucx_ext/ifunc/jit/jit_orc.c" \
+            "$srcdir/ucx_ext/ifunc/jit/jit_confine.c" $product_libs $ucx_ldflags $ucx_libs \
             -L/usr/lib/llvm-14/lib -Wl,-rpath,/usr/lib/llvm-14/lib -lLLVM-14 -ldl \
             -o "$work/fuzz_confine"
         return ;;

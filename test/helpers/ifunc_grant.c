@@ -28,7 +28,7 @@
 #define SLOT  1024
 #define DEPTH 16
 
-/* the control header's layout (ucx_ext/ifunc/peer_rings.c) */
+/* the control header's layout (ucx_ext/ifunc/mailbox/peer_rings.c) */
 #define CONTROL_TYPE_OFFSET    4
 #define CONTROL_ADDR_OFFSET    32
 #define CONTROL_TYPE_REQUEST   1

@@ -24,7 +24,7 @@
  *
  * Usage: ifunc_hostile SEED FRAMES
  */
-#include "ifunc/ifunc_int.h"
+#include "ifunc/mailbox/mailbox_int.h"
 
 #include <twochains/bootstrap.h>
 #include <twochains/ifunc.h>

@@ -8,7 +8,8 @@
 #ifndef TC_TEST_IFUNC_PAIR_H_
 #define TC_TEST_IFUNC_PAIR_H_
 
-#include "ifunc/ifunc_int.h"
+#include "ifunc/compat/ucp_ifunc_int.h"
+#include "ifunc/mailbox/mailbox_int.h"
 
 #include <twochains/bootstrap.h>
 #include <twochains/ifunc.h>

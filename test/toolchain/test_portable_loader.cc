@@ -1,7 +1,7 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * The runtime's package loader (ucx_ext/ifunc/package.c) on the portable
+ * The runtime's package loader (ucx_ext/ifunc/code/package.c) on the portable
  * records of twochains-pkg --portable: what it keeps of them, the files it
  * refuses, and a package without them, which loads as it always did. Works
  * on copies of the tcbench that `make` built into test/twochains-pkgs.
@@ -9,7 +9,8 @@
 #include "fnv1a64_here.hpp"
 #include "common.h"
 
-#include "ifunc/ifunc_int.h"
+#include "ifunc/code/package.h"
+#include "ifunc/portable/portable.h"
 
 #include <stdlib.h>
 

@@ -8,7 +8,13 @@
  */
 #include "common.h"
 
-#include "ifunc/ifunc_int.h"
+#include "ifunc/carried/carried.h"
+#include "ifunc/code/code_cache.h"
+#include "ifunc/compat/ucp_ifunc_int.h"
+#include "ifunc/config/ifunc_config.h"
+#include "ifunc/mailbox/mailbox_int.h"
+#include "ifunc/rx/slot.inl"
+#include "ifunc/wire/frame.h"
 
 #include <chrono>
 #include <twochains/config.h>

@@ -18,7 +18,7 @@
  *
  * Frame types (tc_ifunc_mode_t): Local (element id), Injected (code in the
  * frame), Cached (the code once, then only its hash). Wire format:
- * ucx_ext/ifunc/frame.h.
+ * ucx_ext/ifunc/wire/frame.h.
  *
  * Back-pressure: a send to a ring without credits returns
  * UCS_ERR_NO_RESOURCE (counted as a credit stall); the caller progresses the

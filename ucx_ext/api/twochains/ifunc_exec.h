@@ -6,7 +6,7 @@
  * while they run (the replication layer's delivered slots, where a jam
  * travels in the group's total order and runs at every member).
  *
- * Same packages, frame format (ucx_ext/ifunc/frame.h: compact Local and
+ * Same packages, frame format (ucx_ext/ifunc/wire/frame.h: compact Local and
  * Cached frames, full frames with code), security modes, code cache and
  * reject reasons as the mailbox; no rings, signals, credits or check words:
  * the carrier delivers the bytes the sender wrote, whole, once, in its order. Code always runs from the

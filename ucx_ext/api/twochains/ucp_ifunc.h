@@ -18,7 +18,7 @@
  *    the jam by name in the loaded packages, else in UCX_TC_IFUNC_PKG_PATH
  *    (manifests, package directories or install prefixes), and loads it;
  *  - ucp_ifunc_msg_create builds an Injected frame (see
- *    ucx_ext/ifunc/frame.h) in memory mapped with ucp_mem_map on the
+ *    ucx_ext/ifunc/wire/frame.h) in memory mapped with ucp_mem_map on the
  *    ifunc's context: header, span, symbol names, payload from the jam's
  *    payload_init (else a copy of the source args), trailer;
  *  - ucp_ifunc_send_nbix puts it at remote_addr. With UCX_TC_IFUNC_SIGNAL=fence
