@@ -5,23 +5,13 @@
  * unchanged sources gives byte-identical files.
  */
 #include "header_gen.hpp"
+#include "util.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <sstream>
 
 namespace tc::pkg {
-
-namespace {
-
-std::string upper(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    return s;
-}
-
-} // namespace
 
 std::string header_guard(const std::string &pkg)
 {

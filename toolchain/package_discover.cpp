@@ -7,6 +7,7 @@
  *
  * Threads: the builder's main thread, before any job starts; keeps nothing.
  */
+#include "util.hpp"
 #include "package.hpp"
 
 #include "twochains/jam_format.h"
@@ -20,13 +21,6 @@ namespace fs = std::filesystem;
 namespace tc::pkg {
 
 namespace {
-
-std::string upper(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    return s;
-}
 
 void sort_and_check(std::vector<pkg_source> &v, const char *kind, const char *prefix,
                     const char *ext, std::vector<std::string> &errors)

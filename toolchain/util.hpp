@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
@@ -89,5 +91,14 @@ private:
 };
 
 extern bool g_verbose;
+
+// ASCII upper case: package and jam names in generated macros, and names
+// that must stay distinct once upper-cased
+inline std::string upper(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return s;
+}
 
 } // namespace tc::pkg
