@@ -4,7 +4,7 @@
 #include "group/group_impl.hpp"
 
 #include "group/group_config.h"
-#include "order/sequence.hpp"
+#include "core/sequence.hpp"
 
 #include <twochains/config.h>
 #include <ucs/debug/log_def.h>
@@ -269,8 +269,21 @@ ucs_status_t group_impl::send_as(size_t size, uint32_t flags, fill_ref fill, boo
     }
     if (size > ctx_.params.max_payload && large_.enabled() && !threaded) {
         ucs_status_t status = large_.usable();
-        return (status != UCS_OK) ? status :
-                                    large_.send(size, fill, block, send_, wait_, flags);
+        if (status == UCS_OK) {
+            status = send_.check_send(size);
+        }
+        smc::rdmc_descriptor d;
+        if (status == UCS_OK) {
+            status = large_.send(size, fill, block, wait_, d);
+        }
+        if (status != UCS_OK) {
+            return status;
+        }
+        /* the descriptor takes the message's place in the total order */
+        return send_.send_slot(sizeof(d), smc::SLOT_FLAG_RDMC | flags, block,
+                               [&](std::span<std::byte> slot) {
+                                   std::memcpy(slot.data(), &d, sizeof(d));
+                               });
     }
     return send_.send_slot(size, flags, block, fill, urgent);
 }

@@ -27,9 +27,10 @@
  */
 #pragma once
 
-#include "group/context.hpp"
-#include "group/large.hpp"
-#include "group/wait.hpp"
+#include "core/context.hpp"
+#include "core/view_owner.hpp"
+#include "large/large.hpp"
+#include "core/wait.hpp"
 #include "jam/replicated_jams.hpp"
 #include "membership/failure_detector.hpp"
 #include "membership/join_sponsor.hpp"
@@ -89,10 +90,10 @@ public:
     bool is_sender() const { return ctx_.map.my_sender() >= 0; }
     bool superseded() const { return ctx_.state.is(member_state::superseded); }
     bool has_left() const { return ctx_.state.is(member_state::left); }
-    void set_owner(group *owner) { owner_ = owner; }
+    void set_owner(view_owner *owner) { owner_ = owner; }
 
 private:
-    friend struct fault_injection_access;   /* group/own_row_writer.hpp */
+    friend struct fault_injection_access;   /* api/own_row_writer.hpp */
 
     ucs_status_t send_as(size_t size, uint32_t flags, fill_ref fill, bool block, bool urgent);
     static unsigned poll(void *arg);
@@ -159,7 +160,7 @@ private:
     double                     quiet_until_s_ = 0;   /* the next heartbeat's time */
     std::vector<watched_word>  peer_sent_;   /* quiet: what woken() compares */
     int                        poller_id_ = -1;
-    group                      *owner_    = nullptr;
+    view_owner                 *owner_    = nullptr;
 };
 
 } // namespace tc

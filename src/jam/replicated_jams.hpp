@@ -31,8 +31,8 @@
  */
 #pragma once
 
-#include "api/group.hpp"
-#include "group/stats.hpp"
+#include "core/group_types.hpp"
+#include "core/stats.hpp"
 
 #include <twochains/ifunc_exec.h>
 

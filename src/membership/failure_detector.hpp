@@ -24,7 +24,7 @@
  */
 #pragma once
 
-#include "group/context.hpp"
+#include "core/context.hpp"
 #include "membership/row_audit.hpp"
 
 #include <vector>

@@ -2,8 +2,9 @@
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
  * The joiner's side of a join: connect to a member's join port, send the
- * request, read the one reply (refusal or admission), meet the next view's
- * members at the sponsor's rendezvous, and build that view with them.
+ * request and read the one reply (refusal or admission). Meeting the next
+ * view's members and building it with them is the facade's
+ * (api/group_join.cpp).
  *
  * Invariants: nothing in the reply is used before the sponsor proved the
  * job key for this connection, our challenge and our request (only the
@@ -18,8 +19,7 @@
  * other reason, the group's end included, or a reply without the
  * sponsor's proof, is final.
  */
-#include "group/group_impl.hpp"
-#include "membership/join_wire.hpp"
+#include "membership/join_client.hpp"
 
 #include <twochains/sock.h>
 
@@ -230,27 +230,16 @@ ucs_status_t ask(const std::string &contact, const tc_job_key_t &key, const join
 
 } // namespace
 
-ucs_status_t group::join(ucp_node &node, const group_params &params, const std::string &contact,
-                         std::unique_ptr<group> &out)
+ucs_status_t join::ask_for_admission(const std::string &contact, const group_params &params,
+                                     const group_settings &settings, socket_fd &s,
+                                     admission &a)
 {
-    out.reset();
-    group_settings settings;
-    ucs_status_t status = group_settings::resolve(params, settings);
-    if (status != UCS_OK) {
-        return status;
-    }
     const double timeout = settings.boot_timeout_s;
-    if (params.threaded_senders) {
-        ucs_error("group: joins are not supported with threaded senders");
-        return UCS_ERR_UNSUPPORTED;
-    }
-
     tc_job_key_t key;
-    status = tc_job_key_load(&key);
+    ucs_status_t status = tc_job_key_load(&key);
     if (status != UCS_OK) {
         return status; /* logged */
     }
-    join::socket_fd s;
     join::reply r{};
     std::vector<std::byte> wire;
     status = ask(contact, key, join::request_for(params), timeout, settings.wait_timeout_s,
@@ -259,41 +248,10 @@ ucs_status_t group::join(ucp_node &node, const group_params &params, const std::
     if (status != UCS_OK) {
         return status; /* logged */
     }
-    join::admission a;
     if (const char *why = join::decode_admission(wire, settings.max_members, a)) {
         ucs_error("group: %s sent an invalid admission: %s", contact.c_str(), why);
         return UCS_ERR_IO_ERROR;
     }
-    const std::vector<int> &members = a.members, &senders = a.senders, &ids = a.rendezvous;
-    const int my_rank = static_cast<int>(std::find(ids.begin(), ids.end(), a.id) - ids.begin());
-    const std::string root = join::host_of(contact) + ":" + std::to_string(a.rendezvous_port);
-    tc_bootstrap_h boot;
-    status = tc_bootstrap_tcp_create(root.c_str(), -1, my_rank, static_cast<int>(ids.size()),
-                                     timeout, &boot);
-    if (status == UCS_OK) {
-        status = node.enter_view(boot, ids, a.id);
-    }
-    std::unique_ptr<group_impl> impl;
-    if (status == UCS_OK) {
-        group_params p = params;
-        p.members      = members;
-        p.senders      = params.senders.empty() ? std::vector<int>{} : senders;
-        std::shared_ptr<replicated_jams> jams;
-        status = replicated_jams::create(p, jams);
-        if (status == UCS_OK) {
-            status = group_impl::build_view(node, p, senders, a.epoch, a.sponsor, true,
-                                            std::move(jams), impl);
-        }
-    }
-    if (status == UCS_OK) {
-        status = impl->listen_for_joiners();
-    }
-    if (status != UCS_OK) {
-        ucs_error("group: joining view %ld failed: %s", static_cast<long>(a.epoch),
-                  ucs_status_string(status));
-        return status;
-    }
-    out = std::make_unique<group>(std::move(impl));
     return UCS_OK;
 }
 

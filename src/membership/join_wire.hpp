@@ -30,7 +30,7 @@
  */
 #pragma once
 
-#include "api/group.hpp"
+#include "core/group_types.hpp"
 #include "common/ucp_handles.hpp"
 
 #include <twochains/job_key.h>

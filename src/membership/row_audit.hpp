@@ -31,7 +31,7 @@
  */
 #pragma once
 
-#include "group/context.hpp"
+#include "core/context.hpp"
 
 #include <vector>
 

@@ -27,7 +27,7 @@
  */
 #pragma once
 
-#include "group/context.hpp"
+#include "core/context.hpp"
 
 #include <cstdint>
 #include <span>

@@ -22,7 +22,7 @@
  */
 #pragma once
 
-#include "group/context.hpp"
+#include "core/context.hpp"
 
 #include <twochains/bootstrap.h>
 

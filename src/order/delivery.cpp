@@ -4,9 +4,9 @@
 #include "order/delivery.hpp"
 
 #include "common/contained_call.hpp"
-#include "group/large.hpp"
+#include "large/large.hpp"
 #include "jam/replicated_jams.hpp"
-#include "order/sequence.hpp"
+#include "core/sequence.hpp"
 #include "smc/receiver.hpp"
 
 #include <chrono>

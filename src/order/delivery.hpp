@@ -5,7 +5,7 @@
  * k-th message; a sequence is stable once every member of the view
  * published (received contiguously) past it, and is delivered here in
  * sequence order, nulls skipped. Raw mode delivers on receipt instead
- * (smc/receiver calls deliver_one).
+ * (smc/receiver calls deliver_one, through smc::raw_delivery).
  *
  * The application gets messages one per on_deliver call, or as spans of
  * consecutive ones through on_deliver_span: then the messages of one engine
@@ -25,7 +25,7 @@
  */
 #pragma once
 
-#include "group/context.hpp"
+#include "core/context.hpp"
 #include "smc/receiver.hpp"
 
 #include <vector>
@@ -37,7 +37,7 @@ namespace smc {
 class receiver;
 }
 
-class delivery {
+class delivery final : public smc::raw_delivery {
 public:
     delivery(group_context &ctx, smc::receiver &received, large_messages &large);
 
@@ -54,7 +54,7 @@ public:
     void deliver_up_to_trim();
 
     /* one message to the application (nulls are not delivered) */
-    void deliver_one(int sender, int64_t index, int64_t seq);
+    void deliver_one(int sender, int64_t index, int64_t seq) override;
 
     static constexpr unsigned kSpan = 64;
 

@@ -3,9 +3,8 @@
  */
 #include "smc/receiver.hpp"
 
-#include "group/large.hpp"
-#include "order/delivery.hpp"
-#include "order/sequence.hpp"
+#include "large/large.hpp"
+#include "core/sequence.hpp"
 
 #include <ucs/debug/log_def.h>
 
@@ -46,7 +45,7 @@ const char *check_slot_header(const slot_header &h, const slot_limits &l, int64_
     return nullptr;
 }
 
-receiver::receiver(group_context &ctx, delivery &deliver, large_messages &large)
+receiver::receiver(group_context &ctx, raw_delivery &deliver, large_messages &large)
     : ctx_(ctx), deliver_(deliver), large_(large),
       taken_(static_cast<size_t>(ctx.map.creation_sender_count()) * ctx.settings.window,
              taken_slot{0, 0})

@@ -19,17 +19,27 @@
  */
 #pragma once
 
-#include "group/context.hpp"
-#include "smc/slot.hpp"
+#include "core/context.hpp"
+#include "core/slot.hpp"
 
 #include <vector>
 
 namespace tc {
 
-class delivery;
 class large_messages;
 
 namespace smc {
+
+/* Where raw mode hands a message over the moment its slot is taken. The
+ * total order (order/delivery) implements it; it sits above SMC, so SMC
+ * knows it only by this interface. */
+class raw_delivery {
+public:
+    virtual void deliver_one(int sender, int64_t index, int64_t seq) = 0;
+
+protected:
+    ~raw_delivery() = default;
+};
 
 /* What a slot header is checked against: where its sender stands. */
 struct slot_limits {
@@ -54,7 +64,7 @@ public:
     static constexpr int64_t kFaulted = -3;  /* consume(): the sender wrote an impossible
                                                 slot; it is blamed, not read again */
 
-    receiver(group_context &ctx, delivery &deliver, large_messages &large);
+    receiver(group_context &ctx, raw_delivery &deliver, large_messages &large);
 
     /* Counters restart at an epoch (set here, pushed by the caller). */
     void start_epoch();
@@ -113,7 +123,7 @@ private:
     static constexpr double kDeliveryReportIdleS = 20e-6;
 
     group_context        &ctx_;
-    delivery             &deliver_;
+    raw_delivery         &deliver_;
     large_messages       &large_;
     std::vector<int64_t> received_;        /* by view sender: mirror of our row */
     std::vector<taken_slot> taken_;       /* [column][slot] */

@@ -3,8 +3,8 @@
  */
 #include "smc/sender.hpp"
 
-#include "group/wait.hpp"
-#include "order/sequence.hpp"
+#include "core/wait.hpp"
+#include "core/sequence.hpp"
 #include "smc/receiver.hpp"
 
 #include <algorithm>

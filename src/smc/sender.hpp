@@ -29,7 +29,7 @@
  */
 #pragma once
 
-#include "group/context.hpp"
+#include "core/context.hpp"
 #include "smc/flush_policy.hpp"
 #include "smc/held_buffer.hpp"
 

@@ -4,7 +4,7 @@
  * libFuzzer target for what a receiver checks in a sender's SMC slots: the
  * slot header (smc::check_slot_header, src/smc/receiver.cpp) and, for a
  * large message, the RDMC descriptor after it (check_rdmc_descriptor,
- * src/group/large.cpp).
+ * src/large/large.cpp).
  *
  * The target follows one sender's run of slots as a receiver takes them.
  * The input fixes the group (window, max_payload, RDMC or not, the root's
@@ -32,7 +32,7 @@
  * and an honest slot is never refused.
  */
 #include "fuzz_common.hpp"
-#include "group/large.hpp"
+#include "large/large.hpp"
 #include "smc/receiver.hpp"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 #   join      the join wire: request and reply (src/membership/join_wire.cpp)
 #   exchange  the view exchange's lengths (src/membership/view_exchange.cpp)
 #   slot      an SMC slot header and RDMC descriptor (src/smc/receiver.cpp,
-#             src/group/large.cpp)
+#             src/large/large.cpp)
 #   decision  a leader's view-change decision (src/membership/view_change.cpp)
 #   confine   the confine checker and rewriter of a peer's module
 #             (ucx_ext/ifunc/jit/jit_confine.c with the JIT) on mutated bitcode of
@@ -69,7 +69,7 @@ build_target() {
         return ;;
     join)     sources="src/membership/join_wire.cpp" ;;
     exchange) sources="src/membership/view_exchange.cpp" ;;
-    slot)     sources="src/smc/receiver.cpp src/group/large.cpp" ;;
+    slot)     sources="src/smc/receiver.cpp src/large/large.cpp" ;;
     decision) sources="src/membership/view_change.cpp" ;;
     *)        echo "no fuzz target $1"; return 1 ;;
     esac

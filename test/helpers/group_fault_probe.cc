@@ -44,8 +44,8 @@
  * failed; 1: anything else.
  */
 #include "api/group.hpp"
-#include "group/own_row_writer.hpp"
-#include "smc/slot.hpp"
+#include "api/own_row_writer.hpp"
+#include "core/slot.hpp"
 
 #include <twochains/twochains.h>
 

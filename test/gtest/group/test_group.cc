@@ -9,7 +9,7 @@
 #include "inproc_member.h"
 
 #include "api/group.hpp"
-#include "order/sequence.hpp"
+#include "core/sequence.hpp"
 
 #include <twochains/bootstrap.h>
 

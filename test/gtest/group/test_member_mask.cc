@@ -1,16 +1,16 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  *
- * Membership masks of any width (group/member_mask.hpp), and the views'
+ * Membership masks of any width (core/member_mask.hpp), and the views'
  * survivors and leader over them: a group of up to 64 pays one SST word per
  * mask, larger ones a word per 64 members, and bits a peer wrote past the
  * group's size are ignored.
  */
 #include "common.h"
 
-#include "group/member_mask.hpp"
-#include "group/row.hpp"
-#include "group/view_map.hpp"
+#include "core/member_mask.hpp"
+#include "core/row.hpp"
+#include "core/view_map.hpp"
 
 #include <vector>
 

@@ -10,7 +10,7 @@
  */
 #include "common.h"
 
-#include "group/large.hpp"
+#include "large/large.hpp"
 #include "membership/view_change.hpp"
 #include "membership/view_exchange.hpp"
 #include "smc/receiver.hpp"

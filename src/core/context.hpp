@@ -5,19 +5,19 @@
  * parameters and settings, the pusher, the SST and the slot region, the
  * view's maps, the member's state and the counters. The composition root
  * (group_impl) owns it; each component holds a reference and writes only
- * its own columns (group/row.hpp).
+ * its own columns (core/row.hpp).
  *
  * Threads: the engine's thread; threaded senders read the state, the
  * counters and their own slots only.
  */
 #pragma once
 
-#include "api/group.hpp"
-#include "group/row.hpp"
-#include "group/state.hpp"
-#include "group/stats.hpp"
-#include "group/view_map.hpp"
-#include "smc/slot.hpp"
+#include "core/group_types.hpp"
+#include "core/row.hpp"
+#include "core/state.hpp"
+#include "core/stats.hpp"
+#include "core/view_map.hpp"
+#include "core/slot.hpp"
 #include "sst/region.hpp"
 #include "sst/table.hpp"
 

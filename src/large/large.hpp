@@ -21,7 +21,7 @@
  */
 #pragma once
 
-#include "group/context.hpp"
+#include "core/context.hpp"
 #include "rdmc/engine.hpp"
 
 #include <functional>
@@ -31,9 +31,6 @@
 namespace tc {
 
 class waiter;
-namespace smc {
-class sender;
-}
 
 /* A large message's descriptor, read once from its root's slot: nullptr
  * when it is one the root could have written (a size of 1 to
@@ -57,8 +54,12 @@ public:
     /* UCS_OK, or why this view cannot send large messages (logged) */
     ucs_status_t usable() const;
 
-    ucs_status_t send(size_t size, fill_ref fill,
-                      bool block, smc::sender &sender, waiter &wait, uint32_t flags = 0);
+    /* The data of a large message into a buffer and out over RDMC; @a out
+     * the descriptor the caller's SMC slot carries into the total order
+     * (SMC sits above this room). Blocks, with @a block, while our earlier
+     * large message is undelivered or the buffers are held. */
+    ucs_status_t send(size_t size, fill_ref fill, bool block, waiter &wait,
+                      smc::rdmc_descriptor &out);
 
     /* For a large message's slot: its descriptor read once and checked
      * (a size this group allows; a transfer no further ahead of the ones

@@ -4,7 +4,7 @@
  * See own_row_writer.hpp: a test's way to write its own row as a hostile
  * member would.
  */
-#include "group/own_row_writer.hpp"
+#include "api/own_row_writer.hpp"
 
 #include "group/group_impl.hpp"
 

@@ -24,7 +24,7 @@ struct row_column {
     size_t           entries;
 };
 
-/* The columns of the row of @a g's current view (group/row.hpp). */
+/* The columns of the row of @a g's current view (core/row.hpp). */
 std::vector<row_column> own_row_columns(group &g);
 
 /* Entry @a entry of column @a name of our row := @a value, pushed to every

@@ -1,7 +1,7 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  */
-#include "group/wait.hpp"
+#include "core/wait.hpp"
 
 #include <string>
 

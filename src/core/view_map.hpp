@@ -12,8 +12,8 @@
  */
 #pragma once
 
-#include "api/group.hpp"
-#include "group/member_mask.hpp"
+#include "core/group_types.hpp"
+#include "core/member_mask.hpp"
 
 #include <cstdint>
 #include <vector>

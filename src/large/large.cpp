@@ -1,10 +1,9 @@
 /**
  * Copyright (C) 2026 The Two-Chains authors. See file LICENSE for terms.
  */
-#include "group/large.hpp"
+#include "large/large.hpp"
 
-#include "group/wait.hpp"
-#include "smc/sender.hpp"
+#include "core/wait.hpp"
 
 #include <cstring>
 
@@ -82,15 +81,10 @@ ucs_status_t large_messages::usable() const
     return UCS_OK;
 }
 
-ucs_status_t large_messages::send(size_t size,
-                                  fill_ref fill,
-                                  bool block, smc::sender &sender, waiter &wait,
-                                  uint32_t flags)
+ucs_status_t large_messages::send(size_t size, fill_ref fill, bool block, waiter &wait,
+                                  smc::rdmc_descriptor &out)
 {
-    ucs_status_t status = sender.check_send(size);
-    if (status != UCS_OK) {
-        return status;
-    }
+    ucs_status_t status = UCS_OK;
     if (!own_.empty()) {
         if (!block) {
             return UCS_ERR_NO_RESOURCE;
@@ -117,11 +111,8 @@ ucs_status_t large_messages::send(size_t size,
     }
     own_[transfer] = {buffer, false, false};
     ctx_.count(&group_stats::rdmc_sent);
-    const smc::rdmc_descriptor d{size, transfer};
-    return sender.send_slot(sizeof(d), smc::SLOT_FLAG_RDMC | flags, block,
-                            [&](std::span<std::byte> slot) {
-                                std::memcpy(slot.data(), &d, sizeof(d));
-                            });
+    out = smc::rdmc_descriptor{size, transfer};
+    return UCS_OK;
 }
 
 smc::rdmc_descriptor large_messages::descriptor(int sender, int64_t index) const

@@ -13,7 +13,7 @@
  */
 #pragma once
 
-#include "group/context.hpp"
+#include "core/context.hpp"
 
 #include <ucs/debug/log_def.h>
 

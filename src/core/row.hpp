@@ -29,7 +29,7 @@
  *
  * S: senders of the creation view; M: member_mask::words_for(members of
  * the creation view), one word per 64 members (one up to 64: a small group
- * pays what it always did), pushed together (group/member_mask.hpp).
+ * pays what it always did), pushed together (core/member_mask.hpp).
  *
  * Published and delivered are stored plus one so that a row nobody has
  * written yet, all zeros, reads as "nothing", never as "sequence 0".
@@ -39,7 +39,7 @@
  */
 #pragma once
 
-#include "group/member_mask.hpp"
+#include "core/member_mask.hpp"
 #include "sst/table.hpp"
 
 namespace tc {

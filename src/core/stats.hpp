@@ -10,7 +10,7 @@
  */
 #pragma once
 
-#include "api/group.hpp"
+#include "core/group_types.hpp"
 
 namespace tc {
 
