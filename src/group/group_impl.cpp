@@ -119,6 +119,19 @@ ucs_status_t create_view_regions(ucp_node &node, const group_params &p, const ss
     return status;
 }
 
+/* What a wait that timed out logs: where our sending stood. */
+void log_sender(const group_context &ctx, const smc::sender &send,
+                const large_messages &large, ucs_log_level_t level)
+{
+    ucs_log(level, "group: epoch %ld%s: reserved %ld pushed %ld, delivered-everywhere bound %ld",
+            static_cast<long>(ctx.epoch()), ctx.state.changing_view() ? " (wedged)" : "",
+            static_cast<long>(send.reserved()), static_cast<long>(send.pushed()),
+            static_cast<long>(send.free_until() - ctx.settings.window));
+    if (level == UCS_LOG_LEVEL_ERROR && ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+        large.dump(stderr);
+    }
+}
+
 } // namespace
 
 group_impl::group_impl(ucp_node &node, const group_params &params, std::vector<int> senders,
@@ -128,10 +141,11 @@ group_impl::group_impl(ucp_node &node, const group_params &params, std::vector<i
       ctx_(node, params, settings, creation_view(params, std::move(senders), epoch), *jams_),
       large_(ctx_),
       wait_(ctx_, [this] { return static_cast<uint64_t>(send_.reserved() + send_.pushed()); },
-            [this](ucs_log_level_t level) { log_sender(level); }),
+            [this](ucs_log_level_t level) { log_sender(ctx_, send_, large_, level); }),
       receive_(ctx_, deliver_, large_), deliver_(ctx_, receive_, large_),
       send_(ctx_, receive_, wait_), detect_(ctx_), change_(ctx_, send_, deliver_),
-      exchange_(ctx_), joins_(ctx_)
+      exchange_(ctx_), joins_(ctx_), phases_(ctx_, receive_, send_, wait_), poller_(ctx_),
+      next_(*this)
 {
 }
 
@@ -140,9 +154,7 @@ group_impl::~group_impl()
     if (!ctx_.state.is(member_state::superseded)) {
         joins_.turn_away("the group was destroyed before admitting it");
     }
-    if (poller_id_ >= 0) {
-        tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
-    }
+    poller_.remove();   /* before the components it calls go */
 }
 
 ucs_status_t group_impl::init()
@@ -194,8 +206,7 @@ ucs_status_t group_impl::add_large_messages()
 ucs_status_t group_impl::start()
 {
     detect_.restart_clocks();
-    ucs_status_t status = tc_progress_poller_add(ctx_.node.engine(), &group_impl::poll, this,
-                                                 &poller_id_);
+    ucs_status_t status = poller_.add(&group_impl::poll, this);
     if (status != UCS_OK) {
         return status;
     }
@@ -253,7 +264,7 @@ ucs_status_t group_impl::build_view(ucp_node &node, const group_params &p,
 ucs_status_t group_impl::send(size_t size, fill_ref fill,
                               bool block, bool urgent)
 {
-    poke();
+    poller_.poke();
     return send_as(size, 0, fill, block, urgent);
 }
 
@@ -290,7 +301,7 @@ ucs_status_t group_impl::send_as(size_t size, uint32_t flags, fill_ref fill, boo
 
 ucs_status_t group_impl::send_jam(const tc_ifunc_exec_jam_t &jam, bool block)
 {
-    poke();
+    poller_.poke();
     if (ctx_.params.mode != delivery_mode::ordered) {
         ucs_error("group: replicated jams need the total order (this group delivers raw)");
         return UCS_ERR_INVALID_PARAM;
@@ -326,7 +337,7 @@ ucs_status_t group_impl::send_jam(const tc_ifunc_exec_jam_t &jam, bool block)
 
 ucs_status_t group_impl::flush(bool stable)
 {
-    poke();
+    poller_.poke();
     if (ctx_.closed.load(std::memory_order_acquire)) {
         return UCS_ERR_NOT_CONNECTED;
     }
@@ -353,7 +364,7 @@ ucs_status_t group_impl::flush(bool stable)
 
 ucs_status_t group_impl::close()
 {
-    poke();
+    poller_.poke();
     if (ctx_.closed.exchange(true)) {
         return UCS_OK;
     }
@@ -366,13 +377,13 @@ ucs_status_t group_impl::close()
         send_.request_push();
     }
     if (status == UCS_OK) {
-        status = set_phase(1);
+        status = phases_.set(1);
     }
     if (status == UCS_OK) {
-        status = wait_.until([this] { return drained(); });
+        status = wait_.until([this] { return phases_.drained(); });
     }
     if (status == UCS_OK) {
-        status = set_phase(2);
+        status = phases_.set(2);
     }
     if (status == UCS_OK) {
         status = wait_.until([this] { return ctx_.min_over_members(ctx_.cols.phase) >= 2; });
@@ -380,10 +391,7 @@ ucs_status_t group_impl::close()
     if (!threaded) {
         ucs_status_t flushed = ctx_.pusher.flush();
         status               = (status != UCS_OK) ? status : flushed;
-        if (poller_id_ >= 0) {   /* a view installed during close took it */
-            tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
-            poller_id_ = -1;
-        }
+        poller_.remove();   /* unless a view installed during close took it */
     }
     /* a view installed during close goes on closing in its successor */
     if (!ctx_.state.is(member_state::superseded)) {
@@ -392,72 +400,20 @@ ucs_status_t group_impl::close()
     return status;
 }
 
-ucs_status_t group_impl::set_phase(int64_t phase)
-{
-    if (ctx_.settings.threaded) {
-        phase_request_.store(phase, std::memory_order_release);
-        return wait_.until([this, phase] { return ctx_.mine(ctx_.cols.phase) >= phase; });
-    }
-    return push_phase(phase);
-}
-
-ucs_status_t group_impl::push_phase(int64_t phase)
-{
-    /* our final counters must reach everyone before we fall silent */
-    ucs_status_t status = (phase >= 2) ? receive_.push_report(put_purpose::delivery_report) :
-                                         UCS_OK;
-    status = (status != UCS_OK) ? status : ctx_.pusher.fence();
-    ctx_.set(ctx_.cols.phase, phase);
-    status = (status != UCS_OK) ? status : ctx_.push(ctx_.cols.phase, put_purpose::other);
-    if (phase >= 2) {
-        /* our last put: a peer that sees every member drained frees its
-         * regions, so nothing may follow it (not even heartbeats) */
-        ctx_.state.enter(member_state::drained);
-    }
-    return status;
-}
-
-/* Everything any sender sent is delivered at every member. */
-bool group_impl::drained() const
-{
-    if (ctx_.min_over_members(ctx_.cols.phase) < 1) {
-        return false;
-    }
-    const int S  = ctx_.map.sender_count();
-    int64_t last = -1;
-    for (int s = 0; s < S; ++s) {
-        const int64_t sent = ctx_.get(ctx_.map.sender_row(s), ctx_.cols.sent);
-        if (sent > 0) {
-            last = std::max(last, order::sequence_of(sent - 1, s, S));
-        }
-    }
-    if (ctx_.map.my_sender() >= 0 && send_.pushed() < send_.reserved()) {
-        return false; /* our own tail has not gone out yet */
-    }
-    return ctx_.min_over_members(ctx_.cols.delivered) - 1 >= last;
-}
-
-void group_impl::log_sender(ucs_log_level_t level) const
-{
-    ucs_log(level, "group: epoch %ld%s: reserved %ld pushed %ld, delivered-everywhere bound %ld",
-            static_cast<long>(ctx_.epoch()), ctx_.state.changing_view() ? " (wedged)" : "",
-            static_cast<long>(send_.reserved()), static_cast<long>(send_.pushed()),
-            static_cast<long>(send_.free_until() - ctx_.settings.window));
-    if (level == UCS_LOG_LEVEL_ERROR && ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
-        large_.dump(stderr);
-    }
-}
-
 /* --- the engine's pass ---------------------------------------------------- */
 
 unsigned group_impl::poll(void *arg)
 {
     auto *g = static_cast<group_impl*>(arg);
-    if (g->quiet_.load(std::memory_order_relaxed)) {
-        if (!g->woken()) {
+    if (g->poller_.quiet()) {
+        const quiet_poller::look look = g->poller_.woken();
+        if (look == quiet_poller::look::nothing) {
             return 0;
         }
-        g->set_quiet(false);
+        if (look == quiet_poller::look::everything) {
+            g->detect_.look_next_time();
+        }
+        g->poller_.set_quiet(false);
     }
     unsigned done = g->ctx_.pusher.reap();
     if (g->ctx_.state.is(member_state::drained)) {
@@ -468,47 +424,10 @@ unsigned group_impl::poll(void *arg)
     }
     done += g->protocol_.evaluate();
     if ((done == 0) && g->idle()) {
-        g->note_peers_sent();
-        g->set_quiet(true);
+        g->poller_.note_peers_sent();
+        g->poller_.set_quiet(true);
     }
     return done;
-}
-
-/* The engine calls a quiet poller every TC_PROGRESS_QUIET_EVERY loops. */
-void group_impl::set_quiet(bool quiet)
-{
-    quiet_.store(quiet, std::memory_order_relaxed);
-    quiet_passes_ = 0;
-    if (quiet) {
-        quiet_until_s_ = now_s() + ctx_.settings.heartbeat_s;
-    }
-    if (poller_id_ >= 0) {   /* none once a view change or close removed it */
-        tc_progress_poller_set_quiet(ctx_.node.engine(), poller_id_, quiet);
-    }
-}
-
-void group_impl::poke()
-{
-    if (!poked_.load(std::memory_order_relaxed)) {
-        poked_.store(true, std::memory_order_relaxed);
-    }
-    /* from another thread this may miss a group going quiet right now: the
-     * engine then calls it TC_PROGRESS_QUIET_EVERY loops later, and it sees
-     * the poke */
-    if (quiet_.load(std::memory_order_relaxed) && poller_id_ >= 0) {
-        tc_progress_poller_set_quiet(ctx_.node.engine(), poller_id_, 0);
-    }
-}
-
-void group_impl::note_peers_sent()
-{
-    peer_sent_.clear();
-    for (int s = 0; s < ctx_.map.sender_count(); ++s) {
-        if (s != ctx_.map.my_sender()) {
-            const int64_t *word = ctx_.table->address(ctx_.map.sender_row(s), ctx_.cols.sent);
-            peer_sent_.push_back({word, __atomic_load_n(word, __ATOMIC_RELAXED)});
-        }
-    }
 }
 
 /* Nothing of ours is under way, and only a peer's new message, an
@@ -524,209 +443,42 @@ bool group_impl::idle() const
            (ctx_.map.my_sender() < 0 || send_.nulls_needed() == 0);
 }
 
-/* The quiet group's look, every TC_PROGRESS_QUIET_EVERY loops: the
- * application's poke and, raw, the word each peer's 'sent' counter lives in
- * (any change wakes us; the pass then reads it properly, epoch and all).
- * Every kQuietLookEvery looks, or once a heartbeat interval passed, the
- * whole protocol runs, the failure detector included: heartbeats (10 ms),
- * suspicions, wedges and joins tolerate that delay. */
-bool group_impl::woken()
-{
-    if (poked_.load(std::memory_order_relaxed)) {
-        poked_.store(false, std::memory_order_relaxed);
-        return true;
-    }
-    ++quiet_passes_;
-    if (quiet_passes_ == kQuietLookEvery ||
-        (quiet_passes_ % kQuietClockEvery == 0 && now_s() >= quiet_until_s_)) {
-        detect_.look_next_time();
-        return true;
-    }
-    for (const auto &peer : peer_sent_) {
-        if (__atomic_load_n(peer.word, __ATOMIC_RELAXED) != peer.seen) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* The protocol as predicate/trigger pairs, evaluated in this order on every
  * pass of the engine. */
 void group_impl::add_protocol_predicates()
 {
-    const auto sends = [this] { return ok() && ctx_.map.my_sender() >= 0; };
+    const auto sends     = [this] { return ok() && ctx_.map.my_sender() >= 0; };
+    /* a wedged view still takes what its senders sent before the wedge */
+    const auto receiving = [this] {
+        return ok() || (!ctx_.failed && change_.receives_while_wedged());
+    };
 
     /* membership: heartbeats, suspicion, wedge, trim, next view */
     protocol_.add([this] { return detect_.watching(); }, [this] { return detect_.watch(); });
     protocol_.add([this] { return change_.must_wedge(); }, [this] { return change_.wedge(); });
     protocol_.add([this] { return change_.leads(); }, [this] { return change_.lead_trim(); });
     protocol_.add([this] { return change_.follows(); }, [this] { return change_.follow_trim(); });
-    protocol_.add([this] { return change_.install_due(); }, [this] { return move_on(); });
+    protocol_.add([this] { return change_.install_due(); }, [this] { return next_.move_on(); });
 
     /* threaded senders' requests: phase changes for close() */
-    protocol_.add([this] { return phase_request_.load(std::memory_order_acquire) >
-                                  ctx_.mine(ctx_.cols.phase); },
-                  [this] {
-                      ctx_.fail_on(push_phase(phase_request_.load(std::memory_order_acquire)));
-                      return 1u;
-                  });
+    protocol_.add([this] { return phases_.requested(); },
+                  [this] { return phases_.push_requested(); });
 
     /* the data path */
     protocol_.add([=, this] { return sends() && send_.push_may_be_due(); },
                   [this] { return send_.push_pending(); });
-    protocol_.add([this] { return receiving() && receive_.new_messages(); },
+    protocol_.add([=, this] { return receiving() && receive_.new_messages(); },
                   [this] { return receive_.receive_new(); });
     protocol_.add([=, this] { return sends() && send_.nulls_needed() > 0; },
                   [this] { return send_.send_nulls(); });
     protocol_.add([this] { return ctx_.state.open() && deliver_.stable_beyond_delivered(); },
                   [this] { return deliver_.deliver_stable(); });
-    protocol_.add([this] { return receiving() && receive_.report_due(); }, [this] {
+    protocol_.add([=, this] { return receiving() && receive_.report_due(); }, [this] {
         ctx_.fail_on(receive_.push_report(put_purpose::receive_report));
         return 1u;
     });
     protocol_.add([this] { return ok() && receive_.delivery_report_due(); },
                   [this] { return receive_.push_delivery_report_when_idle(); });
-}
-
-/* --- the next view -------------------------------------------------------- */
-
-unsigned group_impl::move_on()
-{
-    const int64_t admit = change_.admitted();
-    if (admit > 0 && admit_joiner(static_cast<int>(admit - 1))) {
-        return 1;
-    }
-    if (admit == 0 && exchange_.available() && rebuild_over_survivors()) {
-        return 1;
-    }
-    return install_narrowed_view();
-}
-
-/* The survivors go on in this object: same SST and slots, their part. */
-unsigned group_impl::install_narrowed_view()
-{
-    const double took = change_.wedged_for_s();
-    {
-        auto guard      = send_.lock();
-        const view next = ctx_.map.next_view(change_.next_rows());
-        /* puts to those who leave may never complete (a cut link): not ours
-         * to wait for any more */
-        for (int row : ctx_.map.rows()) {
-            const int rank = ctx_.map.rank_of_row(row);
-            if (std::find(next.members.begin(), next.members.end(), rank) == next.members.end()) {
-                ctx_.pusher.forget(rank);
-            }
-        }
-        ctx_.map.enter(next);
-        /* our counters restart for the new epoch: reset, fence, then the
-         * epoch, so that nobody reads old counters as new ones */
-        send_.start_epoch();
-        receive_.start_epoch();
-        deliver_.start_epoch();
-        ctx_.fail_on(ctx_.push(ctx_.cols.sent, ctx_.cols.delivered, put_purpose::other));
-        ctx_.fail_on(ctx_.pusher.fence());
-        ctx_.set(ctx_.cols.epoch, next.epoch);
-        change_.start_epoch();
-        const std::vector<bool> active = ctx_.map.rows_of(next);
-        ctx_.table->set_active(active);
-        ctx_.slots->set_active(active);
-        ctx_.fail_on(ctx_.push(ctx_.cols.epoch, ctx_.cols.heartbeat, put_purpose::other));
-        ctx_.state.enter(member_state::open);
-    }
-    detect_.start_epoch();
-    ctx_.count(&group_stats::views);
-    ucs_diag("group: installed epoch %ld with %d members, %.3f ms after the wedge",
-             static_cast<long>(ctx_.epoch()), ctx_.map.member_count(), took * 1e3);
-    if (ctx_.params.on_view) {
-        ctx_.params.on_view(ctx_.map.current());
-    }
-    return 1;
-}
-
-/* Every survivor delivered the same prefix and the leader admitted the
- * joiner of @a sponsor: meet at the sponsor's rendezvous and build the new
- * view over survivors and joiner. false: the rendezvous failed everywhere
- * alike (the joiner died, say); the caller installs the view without it. */
-bool group_impl::admit_joiner(int sponsor)
-{
-    const double took_trim = change_.wedged_for_s();
-    const int joiner_id    = joins_.max_id() + 1;
-    view next              = ctx_.map.next_view(change_.next_rows());
-    next.members.push_back(joiner_id);
-    if (ctx_.params.senders.empty()) {
-        next.senders.push_back(joiner_id);   /* everyone sends: the joiner too */
-    }
-    tc_bootstrap_h boot = nullptr;
-    std::vector<int> ids;
-    ucs_status_t status = joins_.meet(sponsor, next, boot, ids);
-    if (status != UCS_OK) {
-        ucs_error("group: epoch %ld: the rendezvous with the joiner failed (%s); the next "
-                  "view goes on without it", static_cast<long>(ctx_.epoch()),
-                  ucs_status_string(status));
-        return false;
-    }
-    status = ctx_.node.enter_view(boot, ids, ctx_.node.rank());
-    if (status == UCS_OK) {
-        ucs_diag("group: epoch %ld: admitting joiner %d, %.3f ms after the wedge "
-                 "(%.3f ms to the trim)", static_cast<long>(ctx_.epoch()), joiner_id,
-                 change_.wedged_for_s() * 1e3, took_trim * 1e3);
-    }
-    move_to_next_view(status, next, ctx_.map.rank_of_row(sponsor), joiner_id, true);
-    return true;
-}
-
-/* After a failure, with RDMC: the next view's SST, SMC and RDMC over the
- * survivors. false: the exchange failed (another failure meanwhile);
- * install the narrowed view instead. */
-bool group_impl::rebuild_over_survivors()
-{
-    const std::vector<int> rows = change_.next_rows();
-    const view next             = ctx_.map.next_view(rows);
-    tc_bootstrap_h boot;
-    if (exchange_.bootstrap_over(rows, boot) != UCS_OK) {
-        return false;
-    }
-    const ucs_status_t status = ctx_.node.enter_view(boot, next.members, ctx_.node.rank(), true);
-    move_to_next_view(status, next, -1, joins_.max_id(), false);
-    return true;
-}
-
-/* Every member of the next view is here (the node's collectives run over
- * their bootstrap after @a entered): build that view, hand it what
- * outlives a view, and retire this one. A failure fails the group: the
- * others have left this view too. */
-void group_impl::move_to_next_view(ucs_status_t entered, const view &next, int sponsor_id,
-                                   int max_id, bool with_joiner)
-{
-    std::unique_ptr<group_impl> successor;
-    ucs_status_t status = entered;
-    if (status == UCS_OK) {
-        group_params p = ctx_.params;
-        p.members      = next.members;
-        p.senders      = ctx_.params.senders.empty() ? std::vector<int>{} : next.senders;
-        status = build_view(ctx_.node, p, next.senders, next.epoch, sponsor_id, false, jams_,
-                            successor);
-    }
-    if (status != UCS_OK) {
-        ucs_error("group: epoch %ld: building the next view failed: %s",
-                  static_cast<long>(ctx_.epoch()), ucs_status_string(status));
-        ctx_.fail_on(status);
-        return;
-    }
-    /* a joiner another member sponsors asks again in the new view */
-    joins_.hand_over(successor->joins_, max_id);
-    successor->ctx_.stats.inherit(ctx_.stats);
-    successor->ctx_.count(&group_stats::views);
-    if (with_joiner) {
-        successor->ctx_.count(&group_stats::joins);
-    }
-    ucs_diag("group: installed epoch %ld with %zu members (%s), %.3f ms after the wedge",
-             static_cast<long>(next.epoch), next.members.size(),
-             with_joiner ? "with a joiner" : "rebuilt", change_.wedged_for_s() * 1e3);
-    ctx_.state.enter(member_state::superseded);
-    tc_progress_poller_remove(ctx_.node.engine(), poller_id_);
-    poller_id_ = -1;
-    owner_->replace(std::move(successor));   /* keeps this object alive, retired */
 }
 
 } // namespace tc

@@ -8,17 +8,16 @@
  *   reap puts, joins, failure detector, wedge, trim (lead, follow), install,
  *   close requests, send (batched push), receive, nulls, deliver, report.
  *
- * A group with nothing under way goes quiet: the engine calls its poller
- * every 4th loop only (tc_progress_poller_set_quiet), which then reads one
- * flag and one word per peer (its 'sent' counter) and returns, until an
- * application call, a peer's new message or every 256th loop; so the idle
- * shards of a node cost an active one next to nothing.
+ * A group with nothing under way goes quiet (group/quiet_poller.hpp): the
+ * engine calls its poller every 4th loop only, which then reads one flag
+ * and one word per peer and returns, until an application call, a peer's
+ * new message or every 256th loop.
  *
- * It also does what spans components: creation, close (the phase column),
- * and moving to the next view, narrowed in place after a failure or built
- * anew (with a joiner, or over the survivors when RDMC must span exactly
- * the members), in which case this object retires (superseded) and the
- * group facade moves calls to the new one.
+ * It also does what spans components: creation, close (the phase column,
+ * group/close_phases.hpp), and moving to the next view
+ * (group/view_succession.hpp), narrowed in place after a failure or built
+ * anew, in which case this object retires (superseded) and the group facade
+ * moves calls to the new one.
  *
  * Invariants: only the engine's thread issues puts; a member drained of its
  * last put issues none after it; every member of a view runs the same
@@ -29,8 +28,11 @@
 
 #include "core/context.hpp"
 #include "core/view_owner.hpp"
-#include "large/large.hpp"
 #include "core/wait.hpp"
+#include "group/close_phases.hpp"
+#include "group/quiet_poller.hpp"
+#include "group/view_succession.hpp"
+#include "large/large.hpp"
 #include "jam/replicated_jams.hpp"
 #include "membership/failure_detector.hpp"
 #include "membership/join_sponsor.hpp"
@@ -49,9 +51,8 @@ public:
     group_impl(ucp_node &node, const group_params &params, std::vector<int> senders,
                const group_settings &settings, std::shared_ptr<replicated_jams> jams,
                int64_t epoch = 1);
+    /* not copyable: its components hold references to each other */
     ~group_impl();
-    group_impl(const group_impl &)            = delete;
-    group_impl &operator=(const group_impl &) = delete;
 
     /* Collective: the regions (SST, slots, exchange) of the view. */
     ucs_status_t init();
@@ -74,12 +75,12 @@ public:
     tc_ifunc_mode_t jam_mode() const { return ctx_.params.jam_mode; }
     ucs_status_t get_buffer(size_t size, std::span<std::byte> &buffer, bool block)
     {
-        poke();
+        poller_.poke();
         return send_.get_buffer(size, buffer, block);
     }
     ucs_status_t commit()
     {
-        poke();
+        poller_.poke();
         return send_.commit();
     }
     ucs_status_t flush(bool stable);
@@ -90,42 +91,20 @@ public:
     bool is_sender() const { return ctx_.map.my_sender() >= 0; }
     bool superseded() const { return ctx_.state.is(member_state::superseded); }
     bool has_left() const { return ctx_.state.is(member_state::left); }
-    void set_owner(view_owner *owner) { owner_ = owner; }
+    void set_owner(view_owner *owner) { next_.set_owner(owner); }
 
 private:
     friend struct fault_injection_access;   /* api/own_row_writer.hpp */
+    friend class view_succession;           /* moves this view's components on */
 
     ucs_status_t send_as(size_t size, uint32_t flags, fill_ref fill, bool block, bool urgent);
     static unsigned poll(void *arg);
+    /* Nothing of ours is under way: the group may go quiet. */
     bool idle() const;
-    bool woken();
-    void note_peers_sent();
-    /* any thread: a quiet group looks at everything on the next pass */
-    void poke();
-    void set_quiet(bool quiet);
     void add_protocol_predicates();
 
     /* the ordinary protocol runs only in an undisturbed view */
     bool ok() const { return !ctx_.failed && ctx_.state.open(); }
-    bool receiving() const
-    {
-        return ok() || (!ctx_.failed && change_.receives_while_wedged());
-    }
-
-    /* close(): the phase column; threaded, the engine's thread pushes it */
-    ucs_status_t set_phase(int64_t phase);
-    ucs_status_t push_phase(int64_t phase);
-    bool drained() const;
-
-    /* every survivor delivered the same prefix: the next view */
-    unsigned move_on();
-    unsigned install_narrowed_view();
-    bool admit_joiner(int sponsor);
-    bool rebuild_over_survivors();
-    void move_to_next_view(ucs_status_t entered, const view &next, int sponsor_id, int max_id,
-                           bool with_joiner);
-
-    void log_sender(ucs_log_level_t level) const;
 
     std::shared_ptr<replicated_jams> jams_;   /* outlives the view: codes, state */
     group_context              ctx_;
@@ -138,29 +117,10 @@ private:
     membership::view_change    change_;
     membership::view_exchange  exchange_;
     membership::join_sponsor   joins_;
+    close_phases               phases_;
+    quiet_poller               poller_;
+    view_succession            next_;
     sst::predicates            protocol_;
-    std::atomic<int64_t>       phase_request_{0};  /* threaded close() -> engine's thread */
-    /* A quiet group (idle() after a pass that did nothing) is called every
-     * TC_PROGRESS_QUIET_EVERY loops, and costs then only woken(): a flag and
-     * the peers' 'sent' words. */
-    static constexpr unsigned  kQuietLookEvery = 64;   /* looks: 256 loops */
-    /* ... or sooner, once a heartbeat interval passed since it went quiet
-     * (the clock read every kQuietClockEvery looks): when hundreds of
-     * processes share a few cores, 256 loops can take seconds, and the
-     * heartbeats must not wait for them */
-    static constexpr unsigned  kQuietClockEvery = 8;
-    struct watched_word {
-        const int64_t *word;
-        int64_t       seen;
-    };
-    /* what a quiet look touches, side by side */
-    std::atomic<bool>          quiet_{false};   /* the engine's thread writes it */
-    std::atomic<bool>          poked_{false};
-    unsigned                   quiet_passes_ = 0;
-    double                     quiet_until_s_ = 0;   /* the next heartbeat's time */
-    std::vector<watched_word>  peer_sent_;   /* quiet: what woken() compares */
-    int                        poller_id_ = -1;
-    view_owner                 *owner_    = nullptr;
 };
 
 } // namespace tc
