@@ -24,17 +24,23 @@ for pc in "$ucx_libdir"/pkgconfig/ucx*.pc; do
         "$pc" > "$prefix/lib/pkgconfig/$(basename "$pc")"
 done
 
+full=${TC_INSTALL_FULL:-0}
+# make check compiles the libraries here without optimization or debug
+# information: what this checks is the path from --with-ucx to a consumer
+# (flags, headers, libraries, rpath); the code itself is make check's own
+# tree, built as configured. check-long builds it as a user does.
+opt=()
+[ "$full" = 1 ] || opt=(CFLAGS=-O0 CXXFLAGS=-O0)
 mkdir "$work/build"
 cd "$work/build"
-"$top_srcdir/configure" --with-ucx="$prefix" --prefix="$prefix" --enable-werror -q > configure.out 2>&1 ||
-    { cat configure.out; exit 1; }
+"$top_srcdir/configure" --with-ucx="$prefix" --prefix="$prefix" --enable-werror "${opt[@]}" -q \
+    > configure.out 2>&1 || { cat configure.out; exit 1; }
 grep -q "UCX_CPPFLAGS = -isystem $prefix/include" Makefile || { echo "configure did not use --with-ucx"; exit 1; }
 # TC_INSTALL_FULL=1 (make check-long): the whole tree, built and installed.
 # make check: what a consumer compiles and links against (the two libraries,
 # their headers, twochains.pc), built and installed by the same rules; the
 # tools, the toolchain and the test packages are built by make check's own
 # tree, configured the same way but for --with-ucx.
-full=${TC_INSTALL_FULL:-0}
 installed="lib/libtwochains.so lib/libtwochains_group.so include/twochains/twochains.h
            include/twochains/version.h include/twochains/group.h include/twochains/bootstrap_mpi.h
            lib/pkgconfig/twochains.pc"
