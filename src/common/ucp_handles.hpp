@@ -8,43 +8,23 @@
 #pragma once
 
 #include "common/member_channel.hpp"
+#include "common/node_collectives.hpp"
+#include "common/node_peers.hpp"
 #include "common/rank_set.hpp"
+#include "common/ucp_owners.hpp"
 
 #include <twochains/bootstrap.h>
 #include <twochains/lane.h>
 #include <twochains/progress.h>
 #include <ucp/api/ucp.h>
 
-#include <atomic>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace tc {
-
-struct ucp_context_deleter { void operator()(ucp_context_h c) const { ucp_cleanup(c); } };
-struct ucp_worker_deleter  { void operator()(ucp_worker_h w) const { ucp_worker_destroy(w); } };
-struct ucp_rkey_deleter    { void operator()(ucp_rkey_h k) const { ucp_rkey_destroy(k); } };
-struct engine_deleter {
-    void operator()(tc_progress_engine_h e) const { tc_progress_engine_destroy(e); }
-};
-struct bootstrap_deleter {
-    void operator()(tc_bootstrap_h b) const { tc_bootstrap_destroy(b); }
-};
-struct write_lane_deleter {
-    void operator()(tc_write_lane_h l) const { tc_write_lane_destroy(l); }
-};
-
-using context_ptr   = std::unique_ptr<std::remove_pointer_t<ucp_context_h>, ucp_context_deleter>;
-using worker_ptr    = std::unique_ptr<std::remove_pointer_t<ucp_worker_h>, ucp_worker_deleter>;
-using rkey_ptr      = std::unique_ptr<std::remove_pointer_t<ucp_rkey_h>, ucp_rkey_deleter>;
-using engine_ptr    = std::unique_ptr<std::remove_pointer_t<tc_progress_engine_h>, engine_deleter>;
-using bootstrap_ptr = std::unique_ptr<std::remove_pointer_t<tc_bootstrap_h>, bootstrap_deleter>;
-using write_lane_ptr = std::unique_ptr<std::remove_pointer_t<tc_write_lane_h>, write_lane_deleter>;
 
 /* Wait for a UCP request with the engine's wait policy, then free it. */
 ucs_status_t request_wait(tc_progress_engine_h engine, ucs_status_ptr_t request,
@@ -114,7 +94,10 @@ ucs_status_t remote_memory_unpack_all(std::span<remote_memory_request> requests)
  * Worker addresses are exchanged once, by one allgatherv at construction;
  * the endpoint to a rank is created on first use (ep() or connect()), so a
  * rank that talks to a few others (its shard mates) holds endpoints to
- * those few only, whatever the job's size.
+ * those few only, whatever the job's size. The node owns the UCP objects
+ * and the write lane; its peers (common/node_peers.hpp) and where its
+ * collectives run (common/node_collectives.hpp) are parts of their own,
+ * which the calls below forward to.
  */
 class ucp_node {
 public:
@@ -134,12 +117,12 @@ public:
     tc_progress_engine_h engine() const { return engine_.get(); }
     /* The endpoint to @a rank, created now if this is its first use;
      * nullptr (logged) if UCX cannot create it or the rank is unknown. */
-    ucp_ep_h ep(int rank) const;
+    ucp_ep_h ep(int rank) const { return peers_.ep(rank); }
     ucs_status_t connect(int rank) const { return ep(rank) ? UCS_OK : UCS_ERR_UNREACHABLE; }
     /* endpoints created so far (to itself included) */
-    int connected_peers() const;
-    int rank() const { return rank_; }
-    int size() const { return static_cast<int>(eps_.size()); }
+    int connected_peers() const { return peers_.connected(); }
+    int rank() const { return peers_.self(); }
+    int size() const { return peers_.size(); }
 
     /*
      * While the returned scope lives, this node's collectives (barrier(),
@@ -165,7 +148,7 @@ public:
         member_channel *outer_;
     };
     ucs_status_t open_member_scope(std::span<const int> ids, std::unique_ptr<member_scope> &out);
-    collective_inbox &inbox() const { return inbox_; }
+    collective_inbox &inbox() const { return collectives_.inbox(); }
 
     /*
      * Move this node's collectives to the bootstrap of a new view (a
@@ -183,11 +166,14 @@ public:
                             bool inline_ops = false);
 
     /* Bootstrap barrier, progressing the worker while it waits. */
-    ucs_status_t barrier() const;
+    ucs_status_t barrier() const { return collectives_.barrier(); }
 
     /* Bootstrap allgatherv: @a all[r] receives rank r's bytes. */
     ucs_status_t allgather_blobs(std::span<const std::byte> mine,
-                                 std::vector<std::vector<std::byte>> &all) const;
+                                 std::vector<std::vector<std::byte>> &all) const
+    {
+        return collectives_.allgather_blobs(mine, all);
+    }
 
     /*
      * Collective among the nodes @a ids (this node among them; the same
@@ -200,18 +186,17 @@ public:
      */
     ucs_status_t exchange_personal(std::span<const int> ids,
                                    const std::vector<std::vector<std::byte>> &to,
-                                   std::vector<std::vector<std::byte>> &from);
+                                   std::vector<std::vector<std::byte>> &from)
+    {
+        return collectives_.exchange_personal(ids, to, from);
+    }
 
     /* Exchange a registered region's descriptor with every rank. */
     ucs_status_t exchange(const registered_memory &mem, std::vector<remote_memory> &remotes);
 
     /* UCX reported an error on the endpoint to @a rank (peer closed,
      * unreachable): endpoints are created with UCP_ERR_HANDLING_MODE_PEER. */
-    bool peer_failed(int rank) const
-    {
-        return static_cast<size_t>(rank) < peers_.size() &&
-               peers_[rank]->failed.load(std::memory_order_acquire);
-    }
+    bool peer_failed(int rank) const { return peers_.failed(rank); }
 
     /* "posix/memory", "tcp/lo": the transport carrying RMA to @a rank */
     std::string rma_transport(int rank) const;
@@ -227,7 +212,7 @@ public:
     ucs_status_ptr_t write(int rank, const void *src, size_t len, uint64_t raddr,
                            const remote_memory &dst, const ucp_request_param_t &param,
                            tc_write_header_t &header);
-    bool writes_over_am(int rank) const;
+    bool writes_over_am(int rank) const { return peers_.writes_over_am(rank); }
     /* "rma posix/memory.0", "am tcp/lo.0" */
     std::string write_lane_name(int rank) const;
 
@@ -242,47 +227,15 @@ public:
     tc_write_lane_h write_lane() const { return write_lane_.get(); }
 
 private:
-    ucs_status_t collective(const std::function<ucs_status_t()> &op) const;
-    ucs_status_t create_ep(const ucp_address_t *remote, int rank, bool peer_errors) const;
-    /* @a rank's worker address; an endpoint to an older one is closed */
-    void set_address(int rank, const std::vector<std::byte> &address);
-    tc_bootstrap_h current_bootstrap() const
-    {
-        return members_ ? members_->bootstrap() : view_boot_ ? view_boot_.get() : boot_;
-    }
-    /* the collectives' rank -> node id, or nullptr where they are the same */
-    const std::vector<int> *collective_ids() const
-    {
-        return members_ ? &members_->ids() : view_boot_ ? &view_ids_ : nullptr;
-    }
-
-    tc_bootstrap_h         boot_;
-    bootstrap_ptr          view_boot_;   /* set by enter_view() */
-    std::vector<int>       view_ids_;    /* view_boot_ rank -> node id */
-    bool                   inline_ops_ = false;
-    std::vector<std::vector<std::byte>> addresses_;  /* by id: worker address */
-    int                    rank_;
+    /* Destroyed in reverse: the write lane first, then the parts (whose
+     * only UCX object, the view's bootstrap, ~ucp_node releases first), the
+     * engine, the worker and the context; the order these had when the
+     * node held the parts' state itself. */
     context_ptr            context_;
     worker_ptr             worker_;
     engine_ptr             engine_;
-    double                 boot_timeout_s_ = 30.0;
-    mutable collective_inbox inbox_;
-    member_channel         *members_ = nullptr;   /* the open member scope */
-    std::map<std::vector<int>, uint32_t> scopes_opened_;   /* by ids */
-    std::map<std::vector<int>, uint32_t> personal_exchanges_;   /* by ids */
-    /* created on first use (ep()), hence mutable */
-    mutable std::vector<ucp_ep_h> eps_;
-    /* What the node keeps per peer id; UCX holds its address as the
-     * endpoint's error argument, so each lives apart and never moves. */
-    struct peer {
-        int               rank;
-        std::atomic<bool> failed{false};
-        /* the lane writes take, TC_WRITE_LANE_AUTO until looked at */
-        tc_write_lane_mode_t lane = TC_WRITE_LANE_AUTO;
-    };
-    void add_peers(size_t count);
-    std::vector<std::unique_ptr<peer>> peers_;   /* by id */
-    mutable std::vector<bool> peer_errors_;  /* endpoint has peer error handling */
+    node_collectives       collectives_;
+    node_peers             peers_;
     write_lane_ptr         write_lane_;
     ucs_status_t           status_;
 };
