@@ -18,6 +18,7 @@
 #include "api/group.hpp"
 #include "tools/perf_jam.hpp"
 #include "tools/perf_members.hpp"
+#include "tools/perf_options.hpp"
 
 #include <twochains/twochains.h>
 
@@ -28,7 +29,6 @@
 #include <cstring>
 #include <ctime>
 #include <atomic>
-#include <getopt.h>
 #include <optional>
 #include <string>
 #include <thread>
@@ -36,16 +36,13 @@
 
 namespace {
 
-struct options {
+struct options : tc::perf::common_options {  /* --json, --inproc, --members */
     std::string shape   = "smc_bw";
     size_t      size    = 100;
     uint64_t    iters   = 100000;
     uint64_t    warmup  = 1000;
     unsigned    window  = 64;
     bool        one     = false;
-    bool        json    = false;
-    bool        inproc  = false;
-    int         members = 0;      /* 0: the bootstrap's size */
     bool        batched = false;
     std::optional<unsigned> batch;
     std::optional<double>   flush_us;
@@ -111,27 +108,27 @@ void usage(FILE *out)
 
 bool parse(int argc, char **argv, options &o)
 {
+    using namespace tc::perf;
     static const option longopts[] = {{"window", required_argument, nullptr, 'W'},
                                       {"senders", required_argument, nullptr, 'S'},
                                       {"mode", required_argument, nullptr, 'M'},
-                                      {"json", no_argument, nullptr, 'j'},
-                                      {"inproc", no_argument, nullptr, 'I'},
+                                      kOptJson,
+                                      kOptInproc,
                                       {"batch", required_argument, nullptr, 'B'},
                                       {"flush-us", required_argument, nullptr, 'F'},
                                       {"rate", required_argument, nullptr, 'R'},
                                       {"threads", required_argument, nullptr, 'T'},
                                       {"rdmc-background", required_argument, nullptr, 'G'},
-                                      {"members", required_argument, nullptr, 'N'},
+                                      kOptMembers,
                                       {"groups", required_argument, nullptr, 'g'},
                                       {"active", required_argument, nullptr, 'a'},
                                       {"deliver", required_argument, nullptr, 'D'},
                                       {"jam", required_argument, nullptr, 'J'},
                                       {"pkgs", required_argument, nullptr, 'P'},
                                       {"touch", no_argument, nullptr, 'X'},
-                                      {"help", no_argument, nullptr, 'h'},
-                                      {nullptr, 0, nullptr, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "t:s:n:w:h", longopts, nullptr)) != -1) {
+                                      kOptHelp,
+                                      kOptEnd};
+    const bool parsed = parse_options(argc, argv, "t:s:n:w:h", longopts, o, usage, [&o](int c) {
         switch (c) {
         case 't': o.shape = optarg; break;
         case 's': o.size = std::strtoull(optarg, nullptr, 0); break;
@@ -153,9 +150,6 @@ bool parse(int argc, char **argv, options &o)
         case 'R': o.rate = std::strtod(optarg, nullptr); break;
         case 'T': o.threads = std::strtoul(optarg, nullptr, 0); break;
         case 'G': o.background = std::strtoull(optarg, nullptr, 0); break;
-        case 'j': o.json = true; break;
-        case 'I': o.inproc = true; break;
-        case 'N': o.members = std::atoi(optarg); break;
         case 'g': o.groups = std::strtoul(optarg, nullptr, 0); break;
         case 'a': o.active = std::strtoul(optarg, nullptr, 0); break;
         case 'D':
@@ -170,9 +164,12 @@ bool parse(int argc, char **argv, options &o)
         case 'J': o.jam = optarg; break;
         case 'P': o.pkgs = optarg; break;
         case 'X': o.touch = true; break;
-        case 'h': usage(stdout); std::exit(0);
         default: return false;
         }
+        return true;
+    });
+    if (!parsed) {
+        return false;
     }
     if (o.shape != "smc_bw" && o.shape != "smc_lat") {
         std::fprintf(stderr, "twochains-perf: unknown shape '%s'\n", o.shape.c_str());
@@ -204,14 +201,7 @@ bool parse(int argc, char **argv, options &o)
         std::fprintf(stderr, "twochains-perf: --threads needs -t smc_bw --mode batched\n");
         return false;
     }
-    if (o.inproc && o.members == 0) {
-        o.members = 3;
-    }
-    if (o.members < 0 || o.members > 64) {
-        std::fprintf(stderr, "twochains-perf: --members must be 1..64\n");
-        return false;
-    }
-    return true;
+    return tc::perf::check_members(o, 3);
 }
 
 double percentile(std::vector<double> v, double p)

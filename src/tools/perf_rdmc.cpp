@@ -16,6 +16,7 @@
  */
 #include "rdmc/engine.hpp"
 #include "tools/perf_members.hpp"
+#include "tools/perf_options.hpp"
 
 #include <twochains/twochains.h>
 
@@ -23,7 +24,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <getopt.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,15 +32,12 @@ namespace {
 
 using namespace tc::rdmc;
 
-struct rdmc_options {
+struct rdmc_options : tc::perf::common_options {  /* --json, --inproc, --members */
     size_t                     size    = 64u << 20;
     size_t                     block   = 0;   /* 0: UCX_TC_RDMC_BLOCK */
     std::vector<schedule_kind> kinds{schedule_kind::binomial};
     unsigned                   iters   = 3;
-    bool                       json    = false;
-    bool                       inproc  = false;
     bool                       p2p     = true;
-    int                        members = 0;
 };
 
 double o_timeout_s = 300; /* TC_RDMC_PERF_TIMEOUT: per transfer */
@@ -75,17 +72,16 @@ void usage(FILE *out)
 
 bool parse(int argc, char **argv, rdmc_options &o)
 {
+    using namespace tc::perf;
     static const option longopts[] = {{"block", required_argument, nullptr, 'B'},
                                       {"schedule", required_argument, nullptr, 'K'},
-                                      {"json", no_argument, nullptr, 'j'},
-                                      {"inproc", no_argument, nullptr, 'I'},
-                                      {"members", required_argument, nullptr, 'N'},
+                                      kOptJson,
+                                      kOptInproc,
+                                      kOptMembers,
                                       {"no-p2p", no_argument, nullptr, 'P'},
-                                      {"help", no_argument, nullptr, 'h'},
-                                      {nullptr, 0, nullptr, 0}};
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "t:s:n:h", longopts, nullptr)) != -1) {
+                                      kOptHelp,
+                                      kOptEnd};
+    const bool parsed = parse_options(argc, argv, "t:s:n:h", longopts, o, usage, [&o](int c) {
         switch (c) {
         case 't': break; /* rdmc_bw, or we would not be here */
         case 's':
@@ -114,13 +110,13 @@ bool parse(int argc, char **argv, rdmc_options &o)
             }
             break;
         case 'n': o.iters = static_cast<unsigned>(std::strtoul(optarg, nullptr, 0)); break;
-        case 'j': o.json = true; break;
-        case 'I': o.inproc = true; break;
-        case 'N': o.members = std::atoi(optarg); break;
         case 'P': o.p2p = false; break;
-        case 'h': usage(stdout); std::exit(0);
         default: return false;
         }
+        return true;
+    });
+    if (!parsed) {
+        return false;
     }
     if (const char *t = std::getenv("TC_RDMC_PERF_TIMEOUT")) {
         o_timeout_s = std::atof(t);
@@ -129,14 +125,7 @@ bool parse(int argc, char **argv, rdmc_options &o)
         std::fprintf(stderr, "twochains-perf: -n and -s must be positive\n");
         return false;
     }
-    if (o.inproc && o.members == 0) {
-        o.members = 8;
-    }
-    if (o.members < 0 || o.members > 64) {
-        std::fprintf(stderr, "twochains-perf: --members must be 1..64\n");
-        return false;
-    }
-    return true;
+    return tc::perf::check_members(o, 8);
 }
 
 double median(std::vector<double> v)
