@@ -20,6 +20,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${TC_BUILD:-$here/../../build}
+source "$here/perftest_lib.sh"   # results_*
 rounds=3 max=256 count=500 tls=posix summary_only=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -54,14 +55,8 @@ for mode in ("urgent", "batched"):
               f"{len(ok):>4}/{len(pts)}")
 PY
 }
-if [ -n "$summary_only" ]; then
-    summarize "$summary_only"
-    exit 0
-fi
-results=$here/results/group_members
-mkdir -p "$results"
-out=$results/$tls.jsonl
-: > "$out"
+results_summary_only "$summary_only"
+results_open "$here/results/group_members" "$tls.jsonl"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 sizes=()
@@ -97,4 +92,4 @@ PY
         done
     done
 done
-summarize "$out" | tee "$results/$tls.txt"
+results_close "$tls.txt"

@@ -17,6 +17,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${TC_BUILD:-$here/../../build}
+source "$here/perftest_lib.sh"   # results_*
 rounds=7 tls=posix summary_only=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -50,14 +51,8 @@ for n in jobs:
           f"{med('registered_bytes'):>12.0f} {med('rss_kb'):>8.0f} {med('create_ms'):>9.2f}")
 PY
 }
-if [ -n "$summary_only" ]; then
-    summarize "$summary_only"
-    exit 0
-fi
-results=$here/results/mailbox_scale
-mkdir -p "$results"
-out=$results/$tls.jsonl
-: > "$out"
+results_summary_only "$summary_only"
+results_open "$here/results/mailbox_scale" "$tls.jsonl"
 echo "# cores: $(nproc), wait policy: ${UCX_TC_WAIT_POLICY:-adaptive (default)}, $tls, $rounds rounds" >&2
 for r in $(seq "$rounds"); do
     for n in 2 64 1024 4096 16384; do
@@ -66,4 +61,4 @@ for r in $(seq "$rounds"); do
             sed -n 's/^\[[01]\] \({.*}\)$/\1/p' | sed "s/}\$/,\"round\":$r}/" | tee -a "$out"
     done
 done
-summarize "$out"
+results_close

@@ -1,4 +1,5 @@
-# Shared by the benchmark drivers (and the views soak).
+# Shared by the benchmark drivers (and the views soak): free ports, ucx_perftest
+# as JSON, fields of a point, and where the points are saved and summarized.
 
 # free_port: a TCP port nobody listens on, in 20000-31999: below Linux's
 # ephemeral range (32768-60999), where outgoing connections and ports picked
@@ -39,4 +40,34 @@ json_field() {
 # "round" $r, appended to $jsonl (the drivers of interleaved rounds set both)
 emit() {
     sed -n "s/^{/{\"point\":\"$1\",\"round\":$r,/p" | tee -a "$jsonl" >/dev/null
+}
+
+# The drivers that save their points and summarize them, then or later with
+# --summary JSONL (group_members.sh, mailbox_scale.sh, write_lane.sh), define
+# summarize JSONL (their summary of saved points, on stdout) and use:
+#
+# results_summary_only JSONL: given a file (--summary), its summary, and the
+# driver ends there; given "", nothing
+results_summary_only() {
+    [ -n "$1" ] || return 0
+    summarize "$1"
+    exit 0
+}
+
+# results_open DIR FILE: results=DIR (made) and out=DIR/FILE (emptied), the
+# file the driver appends its points to
+results_open() {
+    results=$1 out=$1/$2
+    mkdir -p "$results"
+    : > "$out"
+}
+
+# results_close [FILE]: the summary of $out on stdout, and in $results/FILE
+# shellcheck disable=SC2120  # FILE is optional
+results_close() {
+    if [ $# -gt 0 ]; then
+        summarize "$out" | tee "$results/$1"
+    else
+        summarize "$out"
+    fi
 }

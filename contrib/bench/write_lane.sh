@@ -74,16 +74,10 @@ if both:
           f"{statistics.median(ref[r]['lat_p50_us'] for r in both):.2f} us")
 PY
 }
-if [ -n "$summary_only" ]; then
-    summarize "$summary_only"
-    exit 0
-fi
+results_summary_only "$summary_only"
 perftest=$build/contrib/ucx_perftest/ucx_perftest
 pkgs=$build/test/twochains-pkgs
-results=$here/results/write_lane/$kind
-mkdir -p "$results"
-out=$results/write_lane.jsonl
-: > "$out"
+results_open "$here/results/write_lane/$kind" write_lane.jsonl
 tls=tcp,self
 echo "# cores: $(nproc), wait policy: ${UCX_TC_WAIT_POLICY:-adaptive (default)}, $tls, $rounds rounds" >&2
 
@@ -132,4 +126,4 @@ for r in $(seq 1 "$rounds"); do
     done
 done
 
-summarize "$out" | tee "$results/summary.txt" >&2
+results_close summary.txt >&2
