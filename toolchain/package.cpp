@@ -312,7 +312,7 @@ void package_build(const build_options &o)
         bid.update_field(bc_version);
     }
     bid.update_field(read_file(api / "twochains" / "jam.h"));
-    bid.update_field(read_file(api / "twochains" / "jam_format.h"));
+    bid.update_field(read_file(api_format_header(api)));
     std::vector<const pkg_source *> all;
     for (const auto *v : {&ps.jams, &ps.rieds, &ps.others}) {
         for (const auto &s : *v) {
@@ -591,9 +591,8 @@ void package_build(const build_options &o)
     }
     copy_into(local_lib, pkg_local_lib_path(prefix, P));
     copy_into(hdr, pkg_header_path(prefix, P));
-    for (const char *h : {"jam.h", "jam_format.h"}) {
-        copy_into(api / "twochains" / h, prefix / "include" / "twochains" / h);
-    }
+    copy_into(api / "twochains" / "jam.h", prefix / "include" / "twochains" / "jam.h");
+    copy_into(api_format_header(api), prefix / "include" / "twochains" / "jam_format.h");
 
     for (const auto &j : jams) {
         const std::string n = j.src->name;

@@ -60,5 +60,7 @@ void package_build(const build_options &opts);
 
 /* Directory holding twochains/jam.h for jam compiles */
 std::filesystem::path api_include_dir();
+/* where twochains/jam_format.h is for the headers found by api_include_dir() */
+std::filesystem::path api_format_header(const std::filesystem::path &api);
 
 } // namespace tc::pkg

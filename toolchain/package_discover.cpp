@@ -72,6 +72,19 @@ fs::path api_include_dir()
     throw pkg_error("cannot find twochains/jam.h; set TWOCHAINS_API_INCLUDE");
 }
 
+fs::path api_format_header(const fs::path &api)
+{
+    /* installed, both headers share one folder; in the source tree the
+     * formats belong to the runtime (ucx_ext/api), the contract to us */
+    fs::path here = api / "twochains" / "jam_format.h";
+#ifdef TC_PKG_SRC_FORMATDIR
+    if (!fs::exists(here)) {
+        return fs::path(TC_PKG_SRC_FORMATDIR) / "twochains" / "jam_format.h";
+    }
+#endif
+    return here;
+}
+
 package_sources package_discover(const std::string &name, const fs::path &src_dir)
 {
     if (!is_c_identifier(name)) {

@@ -18,6 +18,8 @@
 # ifunc_lat_injected, ifunc_lat_cached (p50), ifunc_bw_local (msg/s);
 # ifunc_lat_public, ifunc_bw_public the same through the public API
 # (UCX_TC_IFUNC_API=public; a tree whose perftest lacks it gives no point);
+# ifunc_lat_portable-cached, ifunc_bw_portable-cached the Portable-Cached
+# mode (bitcode compiled by the receiver once, then named by hash);
 # jam_bw_{urgent,batched}_{local,injected,cached}: replicated jams
 # (twochains-perf --jam, 3 processes, 100 B; both trees need --jam);
 # rdmc_64k, rdmc_4m: one RDMC message to 4 processes (binomial, 256 KiB
@@ -146,7 +148,8 @@ field = {"smc_bw": "msg_rate", "smc_lat": "lat_avg_us", "put_ring": "hop_lat_p50
          "ifunc_demo_local": "lat_p50_us", "ifunc_lat_local": "lat_p50_us",
          "ifunc_lat_injected": "lat_p50_us", "ifunc_lat_cached": "lat_p50_us",
          "ifunc_bw_local": "msg_rate", "ifunc_lat_public": "lat_p50_us",
-         "ifunc_bw_public": "msg_rate", "rdmc_64k": "time_to_all_s",
+         "ifunc_bw_public": "msg_rate", "ifunc_lat_portable-cached": "lat_p50_us",
+         "ifunc_bw_portable-cached": "msg_rate", "rdmc_64k": "time_to_all_s",
          "rdmc_4m": "time_to_all_s"}
 field.update({f"jam_bw_{m}_{k}": "msg_rate" for m in ("urgent", "batched")
               for k in ("local", "injected", "cached")})

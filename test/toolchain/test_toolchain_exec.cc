@@ -113,6 +113,7 @@ protected:
             const cross_tools &x = aarch64_tools();
             fs::path out = scratch() / "jam_runner.aarch64";
             std::string inc = " -I" + shell_quote(src_path("toolchain/api").string()) +
+                              " -I" + shell_quote(src_path("ucx_ext/api").string()) +
                               " -I" + shell_quote(src_path("test/packages/tcbench").string()) +
                               " -I" + shell_quote(src_path("test/toolchain").string());
             cmd_result r = run(shell_quote(x.cc) + " -std=gnu11 -O2 -Wall -Werror" + inc + " " +
