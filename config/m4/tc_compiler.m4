@@ -60,18 +60,20 @@ AC_DEFUN([TC_CHECK_SANITIZERS], [
 ])
 
 # TC_CHECK_TEST_FLAGS: the C++ test programs (test/) are compiled with the
-# user's CXXFLAGS at -O1: they are harnesses around the libraries, which
-# keep the user's flags, and the suite's C++ builds in about half the time.
-# Not -O0: the probes that run as group members fill and check megabytes
-# on the progress thread, and at -O0 that starves their heartbeats.
-# --enable-optimized-tests keeps CXXFLAGS as they are.
+# user's CXXFLAGS at -O1 and -g1: they are harnesses around the libraries,
+# which keep the user's flags, and the suite's C++ builds in about half the
+# time. -g1 keeps line tables and function names (a failing test's
+# backtrace, perf), not the types and locals that cost a third of each
+# compile. Not -O0: the probes that run as group members fill and check
+# megabytes on the progress thread, and at -O0 that starves their
+# heartbeats. --enable-optimized-tests keeps CXXFLAGS as they are.
 AC_DEFUN([TC_CHECK_TEST_FLAGS], [
     AC_ARG_ENABLE([optimized-tests],
         [AS_HELP_STRING([--enable-optimized-tests],
-                        [compile the C++ test programs with CXXFLAGS as given (default: -O1)])],
+                        [compile the C++ test programs with CXXFLAGS as given (default: -O1 -g1)])],
         [], [enable_optimized_tests=no])
     tc_test_cxxflags="$CXXFLAGS"
     AS_IF([test "x$enable_optimized_tests" != xyes],
-          [tc_test_cxxflags="`echo " $CXXFLAGS " | sed -e 's/ -O[[0-9sgz]]* / /g' -e 's/ -O[[0-9sgz]]* / /g'` -O1"])
+          [tc_test_cxxflags="`echo " $CXXFLAGS " | sed -e 's/ -O[[0-9sgz]]* / /g' -e 's/ -O[[0-9sgz]]* / /g' -e 's/ -g / -g1 /g'` -O1"])
     AC_SUBST([TC_TEST_CXXFLAGS], ["$tc_test_cxxflags"])
 ])

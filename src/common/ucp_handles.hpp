@@ -112,6 +112,12 @@ public:
     static constexpr int kMaxNodeId = 1 << 20;
 
     ucs_status_t status() const { return status_; }
+    /* This rank gives up on the job (it saw a wrong byte, a peer did not
+     * answer): the destructor then skips the closing flush and barrier,
+     * which the other ranks, still waiting for this one's traffic, would
+     * not reach, so that the launcher sees this rank's exit now and ends
+     * the rest (as MPI_Abort), not when their own timeouts expire. */
+    void abandon() { status_ = UCS_ERR_CANCELED; }
     ucp_context_h context() const { return context_.get(); }
     ucp_worker_h worker() const { return worker_.get(); }
     tc_progress_engine_h engine() const { return engine_.get(); }

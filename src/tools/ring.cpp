@@ -316,7 +316,9 @@ int main(int argc, char **argv)
                                  std::chrono::steady_clock::now() - t0).count());
             }
         }
-        if (r.drain() != UCS_OK) {
+        if (rc != 0) {
+            node.abandon();
+        } else if (r.drain() != UCS_OK) {
             rc = 1;
         }
 

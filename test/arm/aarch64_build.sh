@@ -4,7 +4,8 @@
 # the calling test (exit 77) with the reason when a piece is not installed,
 # and builds into $a64 (set it first). The sources are the libraries' own
 # lists (make print-sources), so a file added to a library is cross-built
-# too; the flags are the project's own (same gcc release), no sanitizers.
+# too; the flags are the project's own (same gcc release), no sanitizers,
+# and -g1 (line tables: a backtrace under qemu; a quarter of the build less).
 #
 #   a64_require [c++]     the cross compilers, qemu-aarch64, the arm64 libraries
 #   a64_build_runtime     $a64/libtwochains.a: ucx_ext (less PMIx: no arm64 PMIx)
@@ -54,8 +55,8 @@ a64_compile_archive() {
     local name=$1 dir=$2 f out
     shift 2
     local cflags cxxflags includes
-    cflags="$(a64_make_var TC_CFLAGS_STD) $(a64_make_var TC_WARN_CFLAGS) -O2 -g -pthread"
-    cxxflags="$(a64_make_var TC_CXXFLAGS_STD) $(a64_make_var TC_WARN_CXXFLAGS) -O2 -g -pthread"
+    cflags="$(a64_make_var TC_CFLAGS_STD) $(a64_make_var TC_WARN_CFLAGS) -O2 -g1 -pthread"
+    cxxflags="$(a64_make_var TC_CXXFLAGS_STD) $(a64_make_var TC_WARN_CXXFLAGS) -O2 -g1 -pthread"
     includes=$(a64_includes)
     mkdir -p "$a64/obj/$name"
     for f in "$@"; do
@@ -97,7 +98,7 @@ a64_build_jit() {
     local cflags
     cflags="$(a64_make_var TC_CFLAGS_STD) $(a64_make_var TC_WARN_CFLAGS)"
     # shellcheck disable=SC2046,SC2086
-    aarch64-linux-gnu-gcc $cflags -O2 -g -fPIC -shared $(a64_includes) \
+    aarch64-linux-gnu-gcc $cflags -O2 -g1 -fPIC -shared $(a64_includes) \
         -I"$(llvm-config-14 --includedir)" "$TC_SRCDIR/ucx_ext/ifunc/jit/jit_orc.c" \
         "$TC_SRCDIR/ucx_ext/ifunc/jit/jit_confine.c" \
         -o "$a64/libtwochains_jit.so" /usr/lib/aarch64-linux-gnu/libLLVM-14.so.1
@@ -114,7 +115,7 @@ a64_build_pkg() {
 a64_link() {
     local out=$1 linker=aarch64-linux-gnu-gcc a f objs=() cflags
     shift
-    cflags="$(a64_make_var TC_CFLAGS_STD) $(a64_make_var TC_WARN_CFLAGS) -O2 -g -pthread"
+    cflags="$(a64_make_var TC_CFLAGS_STD) $(a64_make_var TC_WARN_CFLAGS) -O2 -g1 -pthread"
     while [ $# -gt 0 ] && [ "$1" != -- ]; do
         f=$a64/obj/$(basename "$out")_$(basename "$1").o
         # shellcheck disable=SC2046,SC2086
