@@ -316,10 +316,13 @@ int main(int argc, char **argv)
                                  std::chrono::steady_clock::now() - t0).count());
             }
         }
+        /* our puts complete even after a failure (the next rank still
+         * progresses), and their buffers must outlive them */
+        if (r.drain() != UCS_OK) {
+            rc = 1;
+        }
         if (rc != 0) {
             node.abandon();
-        } else if (r.drain() != UCS_OK) {
-            rc = 1;
         }
 
         if (rc == 0 && node.rank() == 0) {
