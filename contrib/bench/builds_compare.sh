@@ -6,7 +6,14 @@
 # the runtime.
 #
 #   contrib/bench/builds_compare.sh BEFORE_BUILD AFTER_BUILD [--rounds R] [--tls TLS]
-#                                   [--shapes "S ..."]
+#                                   [--shapes "S ..."] [--aa]
+#
+# --aa runs each shape of the after tree a second time in every round
+# ("build":"again") and prints, beside after / before, the median of again /
+# after: the host's noise, measured in the same rounds. The order turns
+# round by round (before, after, again; then again, after, before), so that
+# after sits between the two others and both ratios see the same positions:
+# a point run second in a pair was seen slower on this host.
 #
 # Shapes (default: smc_bw smc_lat put_ring ifunc_demo): smc_bw (all senders)
 # and smc_lat at N = 3, 100 B (twochains-perf under twochains-run);
@@ -35,13 +42,14 @@ before=$(cd "$1" && pwd) after=$(cd "$2" && pwd)
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-rounds=7 tls=posix,self shapes="smc_bw smc_lat put_ring ifunc_demo"
+rounds=7 tls=posix,self shapes="smc_bw smc_lat put_ring ifunc_demo" aa=0
 while [ $# -gt 0 ]; do
     case $1 in
         --rounds) rounds=$2; shift ;;
         --tls) tls=$2; shift ;;
         --shapes) shapes=$2; shift ;;
-        *) echo "usage: $0 BEFORE_BUILD AFTER_BUILD [--rounds R] [--tls TLS] [--shapes LIST]" >&2; exit 2 ;;
+        --aa) aa=1 ;;
+        *) echo "usage: $0 BEFORE_BUILD AFTER_BUILD [--rounds R] [--tls TLS] [--shapes LIST] [--aa]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -133,8 +141,18 @@ point() {   # name build round
 for r in $(seq 1 "$rounds"); do
     echo "== round $r of $rounds" >&2
     for name in $shapes; do
-        point "$name" "$before" "$r" | tag before "$r"
-        point "$name" "$after" "$r" | tag after "$r"
+        if [ "$aa" = 0 ]; then
+            point "$name" "$before" "$r" | tag before "$r"
+            point "$name" "$after" "$r" | tag after "$r"
+        elif [ $((r % 2)) = 1 ]; then   # before, after, again
+            point "$name" "$before" "$r" | tag before "$r"
+            point "$name" "$after" "$r" | tag after "$r"
+            point "$name" "$after" "$r" | tag again "$r"
+        else                            # again, after, before
+            point "$name" "$after" "$r" | tag again "$r"
+            point "$name" "$after" "$r" | tag after "$r"
+            point "$name" "$before" "$r" | tag before "$r"
+        fi
     done
 done | tee "$work/points.jsonl"
 
@@ -156,11 +174,17 @@ field.update({f"jam_bw_{m}_{k}": "msg_rate" for m in ("urgent", "batched")
 print("# median over rounds of after / before")
 for shape, f in field.items():
     by = {(p["build"], p["round"]): p[f] for p in rows if p["shape"] == shape}
-    ratios = [by[("after", r)] / by[("before", r)] for (b, r) in by
-              if b == "before" and ("after", r) in by and by[("before", r)]]
-    if ratios:
+    def ratios(num, den):
+        return [by[(num, r)] / by[(den, r)] for (b, r) in by
+                if b == den and (num, r) in by and by[(den, r)]]
+    ab = ratios("after", "before")
+    if ab:
         b = statistics.median(v for (k, r), v in by.items() if k == "before")
         a = statistics.median(v for (k, r), v in by.items() if k == "after")
-        print(f"{shape:18s} {f:15s} before {b:12.3f}  after {a:12.3f}  after/before {statistics.median(ratios):.3f}"
-              f"  (rounds: {', '.join(f'{x:.2f}' for x in sorted(ratios))})")
+        print(f"{shape:18s} {f:15s} before {b:12.3f}  after {a:12.3f}  after/before {statistics.median(ab):.3f}"
+              f"  (rounds: {', '.join(f'{x:.2f}' for x in sorted(ab))})")
+    aa = ratios("again", "after")
+    if aa:
+        print(f"{'':18s} {'':15s} A/A again/after {statistics.median(aa):.3f}"
+              f"  (rounds: {', '.join(f'{x:.2f}' for x in sorted(aa))})")
 PY
