@@ -14,6 +14,13 @@ if ! command -v "$clang" >/dev/null 2>&1; then
     echo "SKIP: $clang is not installed (apt-get install clang)"
     exit 77
 fi
+if [ -n "${TC_SAN_FLAGS:-}" ]; then
+    # as run_fuzz.sh does for its targets that link the libraries
+    echo "SKIP: this build's libtwochains carries the configured sanitizer runtime" \
+         "(TC_SAN_FLAGS=$TC_SAN_FLAGS), which cannot be linked beside clang's" \
+         "libFuzzer; run it in a build without --enable-asan"
+    exit 77
+fi
 work=$(mktemp -d /tmp/tc-fuzz-hello-XXXXXX)
 trap 'rm -rf "$work"' EXIT INT TERM
 
