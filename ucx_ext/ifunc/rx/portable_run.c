@@ -43,6 +43,7 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
     tc_ifunc_pkg_h pkg                = NULL;
     tc_ifunc_reject_t reason;
     const char *name;
+    size_t name_len;
     int state, ret, verify, confine, own = 0, asked = 0;   /* asked: this poll asked
                                                              for the compile */
     khiter_t it;
@@ -127,15 +128,19 @@ tc_ifunc_reject_t tc_ifunc_portable_stage(tc_ifunc_rx_t *rx, tc_ifunc_ring_t *ri
                          h->code_hash);
                 return TC_IFUNC_REJECT_HASH;
             }
-            name = (const char*)slot + h->symtab_offset;
-            if (strnlen(name, sizeof(setup.entry_name)) >= sizeof(setup.entry_name)) {
+            name     = (const char*)slot + h->symtab_offset;
+            name_len = strnlen(name, sizeof(setup.entry_name));
+            if (name_len >= sizeof(setup.entry_name)) {
                 free(setup.bitcode);
                 snprintf(detail, detail_len, "entry name too long");
                 return TC_IFUNC_REJECT_OFFSET;
             }
-            /* the name was checked in the slot; copied now, and it is only
-             * looked up in the module, so a late change is harmless */
-            snprintf(setup.entry_name, sizeof(setup.entry_name), "%s", name);
+            /* the name was measured in the slot; exactly that many bytes are
+             * copied (a peer may overwrite its NUL meanwhile, and a read up to
+             * the next NUL would run off the ring), and it is only looked up
+             * in the module, so a late change of its value is harmless */
+            memcpy(setup.entry_name, name, name_len);
+            setup.entry_name[name_len] = '\0';
             setup.entry.pkg_id     = h->pkg_id;
             setup.entry.element_id = h->element_id;
         }

@@ -290,7 +290,9 @@ tc_ifunc_slot_result_t tc_ifunc_slot_process_compact(tc_ifunc_rx_t *rx,
         goto reject;
     }
 
-    payload = (h.payload_size != 0) ? slot + hdr_size : NULL;
+    /* from the checked copy alone: a peer may rewrite the header after the
+     * check word matched, and the live size read before it need not agree */
+    payload = (h.payload_size != 0) ? slot + h.hdr_words * 8u : NULL;
     if (h.type == TC_FRAME_LOCAL) {
         reason = tc_ifunc_run_local(rx, tc_ifunc_pkg_find(h.pkg_id), h.element_id,
                                     payload, h.payload_size, detail, sizeof(detail));
